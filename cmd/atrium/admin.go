@@ -1,0 +1,197 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/identity"
+)
+
+func newTokenCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "token", Short: "Create, list and revoke bearer tokens"}
+	var r identity.TokenRequest
+	var kind, role string
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Create a token (its secret is printed once)",
+		Long: `Create a bearer token for a principal, creating the principal if needed.
+
+--workspace binds the token to one workspace; without it the token works in every
+workspace its principal belongs to (chosen per request with X-Atrium-Workspace or a
+/w/NAME/mcp path). --role sets the principal's role in that workspace (default: writer
+for a new member).`,
+		Example: `  atrium token create --principal dede
+  atrium token create --principal ci-bot --kind agent --workspace default --role reader --name "CI"`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			r.Kind, r.Role = atrium.PrincipalKind(kind), atrium.Role(role)
+			secret, t, err := a.identity.CreateToken(cmd.Context(), r)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(g.stdout, secret)
+			scope := "any of its workspaces"
+			if t.Workspace != "" {
+				scope = "workspace " + t.Workspace
+			}
+			fmt.Fprintf(g.stderr, "token %d for %s in %s; it is shown only now\n", t.ID, t.Principal, scope)
+			return nil
+		},
+	}
+	create.Flags().StringVar(&r.Principal, "principal", localHandle(), "handle of the principal the token acts as")
+	create.Flags().StringVar(&kind, "kind", "human", "kind of a principal created here: human or agent")
+	create.Flags().StringVar(&r.Workspace, "workspace", "", "bind the token to this workspace")
+	create.Flags().StringVar(&role, "role", "", "set the principal's role in the workspace: reader, writer or admin")
+	create.Flags().StringVar(&r.Name, "name", "", "what the token is for")
+
+	var principal string
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List tokens (never their secrets)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			toks, err := a.identity.Tokens(cmd.Context(), principal)
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "ID\tPRINCIPAL\tWORKSPACE\tNAME\tCREATED\tLAST USED\tREVOKED")
+			for _, t := range toks {
+				ws := t.Workspace
+				if ws == "" {
+					ws = "(any)"
+				}
+				fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Principal, ws, t.Name, t.CreatedAt.Format(time.RFC3339), when(t.LastUsedAt), when(t.RevokedAt))
+			}
+			return w.Flush()
+		},
+	}
+	list.Flags().StringVar(&principal, "principal", "", "only this principal's tokens")
+
+	revoke := &cobra.Command{
+		Use:   "revoke ID",
+		Short: "Revoke a token; it stops working at once",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := strconv.ParseInt(args[0], 10, 64)
+			if err != nil {
+				return fmt.Errorf("token ID %q: want the number shown by 'atrium token list'", args[0])
+			}
+			a, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			t, err := a.identity.RevokeToken(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(g.stdout, "revoked token %d of %s\n", t.ID, t.Principal)
+			return nil
+		},
+	}
+	cmd.AddCommand(create, list, revoke)
+	return cmd
+}
+
+func when(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.Format(time.RFC3339)
+}
+
+func newWorkspaceCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "workspace", Short: "Create and list workspaces"}
+	var admin string
+	create := &cobra.Command{
+		Use:   "create NAME",
+		Short: "Create a workspace",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			ws, err := a.identity.CreateWorkspace(cmd.Context(), args[0], admin)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(g.stdout, "created workspace %s\n", ws.Name)
+			return nil
+		},
+	}
+	create.Flags().StringVar(&admin, "admin", "", "make this principal the workspace's admin")
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List workspaces",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			wss, err := a.identity.Workspaces(cmd.Context())
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "NAME\tCREATED")
+			for _, ws := range wss {
+				fmt.Fprintf(w, "%s\t%s\n", ws.Name, ws.CreatedAt.Format(time.RFC3339))
+			}
+			return w.Flush()
+		},
+	}
+	cmd.AddCommand(create, list)
+	return cmd
+}
+
+func newMigrateCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "migrate",
+		Short: "Bring the database schema up to date (serve and mcp also do it on start)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			v, err := a.db.SchemaVersion(cmd.Context())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(g.stdout, "%s schema at version %d\n", a.db.Engine(), v)
+			return nil
+		},
+	}
+}
+
+func newVersionCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run: func(*cobra.Command, []string) {
+			fmt.Fprintf(g.stdout, "atrium %s\n", atrium.Version)
+		},
+	}
+}

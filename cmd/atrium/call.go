@@ -1,0 +1,274 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/mcpserver"
+)
+
+func newCallCmd(g *globals) *cobra.Command {
+	var (
+		surface  surfaceFlags
+		jsonArgs string
+		url      string
+		stdio    string
+	)
+	cmd := &cobra.Command{
+		Use:   "call TOOL [key=value …]",
+		Short: "Call a tool and print its structured result as JSON",
+		Long: `Call one tool and print its structured result as JSON on stdout. A tool error prints
+{"error": …, "code": …} and exits 1.
+
+Arguments are key=value pairs, typed by the tool's input schema (numbers, booleans,
+JSON arrays and objects), and/or one JSON object with --json; pairs override --json.
+
+By default the call runs in-process against the local store (--data-dir/--db) as
+ATRIUM_AGENT in ATRIUM_WORKSPACE. --url calls a remote atrium serve (token in
+ATRIUM_TOKEN); --stdio runs any MCP server command and calls it.`,
+		Example: `  atrium call whoami
+  atrium call write_page path=Notes/Today.md content='# Today'
+  atrium call list_pages --json '{"depth": 2}'
+  ATRIUM_TOKEN=atr_… atrium call whoami --url http://127.0.0.1:8080/mcp`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if url != "" && stdio != "" {
+				return fmt.Errorf("--url and --stdio exclude each other")
+			}
+			ctx := cmd.Context()
+			session, done, err := g.callSession(ctx, &surface, url, stdio)
+			if err != nil {
+				return err
+			}
+			defer done()
+			res, err := callTool(ctx, session, args[0], args[1:], jsonArgs)
+			if err != nil {
+				return err
+			}
+			return g.printResult(res)
+		},
+	}
+	surface.register(cmd)
+	cmd.Flags().StringVar(&jsonArgs, "json", "", "arguments as one JSON object")
+	cmd.Flags().StringVar(&url, "url", os.Getenv("ATRIUM_URL"), "call a remote atrium serve at this MCP endpoint (env ATRIUM_URL; token in ATRIUM_TOKEN)")
+	cmd.Flags().StringVar(&stdio, "stdio", "", "call the MCP server this shell command starts on stdio")
+	return cmd
+}
+
+// callSession connects a client to the server the flags name and returns it
+// with the function that disconnects it.
+func (g *globals) callSession(ctx context.Context, surface *surfaceFlags, url, stdio string) (*mcp.ClientSession, func(), error) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "atrium-call", Version: atrium.Version}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	switch {
+	case url != "":
+		s, err := client.Connect(ctx, remoteTransport(url), nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("connect to %s: %w", url, err)
+		}
+		return s, func() { s.Close() }, nil
+	case stdio != "":
+		c := exec.Command("sh", "-c", stdio)
+		c.Stderr = g.stderr
+		s, err := client.Connect(ctx, &mcp.CommandTransport{Command: c}, nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("start %q: %w", stdio, err)
+		}
+		return s, func() { s.Close() }, nil
+	}
+	a, err := g.open(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	actor, err := a.localActor(ctx)
+	if err != nil {
+		a.close()
+		return nil, nil, err
+	}
+	srv, err := mcpserver.New(surface.config(a, actor))
+	if err != nil {
+		a.close()
+		return nil, nil, err
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.ForWorkspace(actor.Workspace).Connect(ctx, st, nil)
+	if err != nil {
+		a.close()
+		return nil, nil, err
+	}
+	cs, err := client.Connect(ctx, ct, nil)
+	if err != nil {
+		ss.Close()
+		a.close()
+		return nil, nil, err
+	}
+	return cs, func() {
+		cs.Close()
+		ss.Wait()
+		srv.Close()
+		a.close()
+	}, nil
+}
+
+// callTool finds the tool, types the arguments by its schema and calls it.
+func callTool(ctx context.Context, s *mcp.ClientSession, name string, pairs []string, jsonArgs string) (*mcp.CallToolResult, error) {
+	var tool *mcp.Tool
+	for t, err := range s.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("list tools: %w", err)
+		}
+		if t.Name == name {
+			tool = t
+			break
+		}
+	}
+	if tool == nil {
+		return nil, fmt.Errorf("no tool %q on this server (see: atrium tools)", name)
+	}
+	args, err := buildArgs(tool.InputSchema, pairs, jsonArgs)
+	if err != nil {
+		return nil, err
+	}
+	return s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+}
+
+// buildArgs merges --json and key=value pairs, typing each value by the
+// property's type in schema.
+func buildArgs(schema any, pairs []string, jsonArgs string) (map[string]any, error) {
+	args := map[string]any{}
+	if jsonArgs != "" {
+		if err := json.Unmarshal([]byte(jsonArgs), &args); err != nil {
+			return nil, fmt.Errorf("--json must be a JSON object: %w", err)
+		}
+	}
+	props := map[string]any{}
+	if m, ok := asMap(schema); ok {
+		props, _ = asMap(m["properties"])
+	}
+	for _, p := range pairs {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("argument %q: want key=value", p)
+		}
+		prop, _ := asMap(props[k])
+		val, err := coerce(types(prop), v)
+		if err != nil {
+			return nil, fmt.Errorf("argument %s: %w", k, err)
+		}
+		args[k] = val
+	}
+	return args, nil
+}
+
+func asMap(v any) (map[string]any, bool) {
+	switch m := v.(type) {
+	case map[string]any:
+		return m, true
+	case nil:
+		return nil, false
+	default:
+		// A typed schema (from an in-process server): go through JSON.
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, false
+		}
+		var out map[string]any
+		return out, json.Unmarshal(b, &out) == nil
+	}
+}
+
+// types lists the JSON types a property allows.
+func types(prop map[string]any) []string {
+	switch t := prop["type"].(type) {
+	case string:
+		return []string{t}
+	case []any:
+		var out []string
+		for _, x := range t {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// coerce types a command-line value: the first of the allowed types it parses
+// as, strings last; an untyped property takes JSON if it parses, else the text.
+func coerce(allowed []string, v string) (any, error) {
+	if len(allowed) == 0 {
+		var x any
+		if json.Unmarshal([]byte(v), &x) == nil {
+			return x, nil
+		}
+		return v, nil
+	}
+	for _, t := range allowed {
+		switch t {
+		case "integer":
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				return n, nil
+			}
+		case "number":
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				return f, nil
+			}
+		case "boolean":
+			if b, err := strconv.ParseBool(v); err == nil {
+				return b, nil
+			}
+		case "array", "object":
+			var x any
+			if err := json.Unmarshal([]byte(v), &x); err == nil {
+				return x, nil
+			}
+		case "null":
+			if v == "null" {
+				return nil, nil
+			}
+		}
+	}
+	for _, t := range allowed {
+		if t == "string" {
+			return v, nil
+		}
+	}
+	return nil, fmt.Errorf("%q is not a valid %s", v, strings.Join(allowed, " or "))
+}
+
+// printResult prints a result's structured content, or its content when it has
+// none; a tool error prints {error, code} and fails the command.
+func (g *globals) printResult(res *mcp.CallToolResult) error {
+	var out any = res.StructuredContent
+	if out == nil {
+		texts := []string{}
+		for _, c := range res.Content {
+			if t, ok := c.(*mcp.TextContent); ok {
+				texts = append(texts, t.Text)
+			}
+		}
+		if res.IsError {
+			out = map[string]string{"error": strings.Join(texts, "\n"), "code": atrium.EInternal}
+		} else {
+			out = map[string]any{"content": res.Content}
+		}
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(g.stdout, string(b))
+	if res.IsError {
+		return exitError{code: 1}
+	}
+	return nil
+}

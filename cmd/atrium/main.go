@@ -1,0 +1,185 @@
+// Command atrium is the shared workspace where people and AI agents work on the
+// same documents, review threads and tasks. This package is the only place that
+// wires concrete parts together.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/identity"
+	"github.com/atrium-hq/atrium/metrics"
+	"github.com/atrium-hq/atrium/store"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newRootCmd(os.Stdin, os.Stdout, os.Stderr).ExecuteContext(ctx)
+	stop()
+	if err != nil {
+		var exit exitError
+		if errors.As(err, &exit) {
+			os.Exit(exit.code)
+		}
+		fmt.Fprintln(os.Stderr, "atrium:", err)
+		os.Exit(1)
+	}
+}
+
+// exitError ends the process with code, its message already printed.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// globals are the flags every command shares.
+type globals struct {
+	dataDir  string
+	db       string
+	logLevel string
+	stdin    io.Reader
+	stdout   io.Writer
+	stderr   io.Writer
+}
+
+func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:   "atrium",
+		Short: "The shared workspace where people and AI agents work on the same documents, reviews and tasks",
+		Long: `Atrium is one self-hosted binary: a workspace of documents, review threads and tasks that
+people use from a browser and agents use over MCP (stdio and Streamable HTTP).
+
+Start it with 'atrium serve'; connect an agent with 'atrium mcp'.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       atrium.Version,
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.dataDir, "data-dir", env("ATRIUM_DATA_DIR", defaultDataDir()), "folder for the SQLite database and local state (env ATRIUM_DATA_DIR)")
+	pf.StringVar(&g.db, "db", os.Getenv("ATRIUM_DB"), "database: postgres://… URL or SQLite file path; default DATA_DIR/atrium.db (env ATRIUM_DB)")
+	pf.StringVar(&g.logLevel, "log-level", env("ATRIUM_LOG_LEVEL", "info"), "debug, info, warn or error (env ATRIUM_LOG_LEVEL)")
+	root.AddCommand(
+		newServeCmd(g), newMCPCmd(g), newCallCmd(g), newToolsCmd(g),
+		newTokenCmd(g), newWorkspaceCmd(g), newMigrateCmd(g), newVersionCmd(g),
+	)
+	return root
+}
+
+func env(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// defaultDataDir is $XDG_DATA_HOME/atrium, or ~/.local/share/atrium.
+func defaultDataDir() string {
+	if x := os.Getenv("XDG_DATA_HOME"); x != "" {
+		return filepath.Join(x, "atrium")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "share", "atrium")
+	}
+	return "atrium-data"
+}
+
+// localHandle is the principal of local callers: ATRIUM_AGENT, else the OS
+// user name made into a valid handle.
+func localHandle() string {
+	if h := os.Getenv("ATRIUM_AGENT"); h != "" {
+		return h
+	}
+	name := os.Getenv("USER")
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	}
+	name = strings.ToLower(name)
+	var b strings.Builder
+	for _, c := range name {
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' {
+			b.WriteRune(c)
+		}
+	}
+	h := strings.TrimLeft(b.String(), "._-")
+	if h == "" {
+		h = "agent"
+	}
+	if len(h) > 63 {
+		h = h[:63]
+	}
+	return h
+}
+
+func (g *globals) logger() *slog.Logger {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
+		level = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// dsn is the database the flags name.
+func (g *globals) dsn() (string, error) {
+	if g.db != "" {
+		return g.db, nil
+	}
+	if err := os.MkdirAll(g.dataDir, 0o700); err != nil {
+		return "", fmt.Errorf("create data folder: %w", err)
+	}
+	return filepath.Join(g.dataDir, "atrium.db"), nil
+}
+
+// app is the wired application: the store and the services over it.
+type app struct {
+	log      *slog.Logger
+	db       *store.DB
+	identity *identity.Service
+	metrics  *metrics.Registry
+}
+
+// open opens the store (migrating it) and the services, and makes sure the
+// default workspace exists.
+func (g *globals) open(ctx context.Context) (*app, error) {
+	log := g.logger()
+	dsn, err := g.dsn()
+	if err != nil {
+		return nil, err
+	}
+	db, err := store.Open(ctx, dsn, &store.Options{Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	a := &app{log: log, db: db, identity: identity.New(db, log), metrics: metrics.New()}
+	if _, err := a.identity.Bootstrap(ctx, false); err != nil {
+		a.close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *app) close() {
+	a.identity.Close()
+	if err := a.db.Close(); err != nil {
+		a.log.Warn("close store", "err", err)
+	}
+}
+
+// localActor is the caller of local commands: ATRIUM_AGENT in ATRIUM_WORKSPACE.
+func (a *app) localActor(ctx context.Context) (*atrium.Actor, error) {
+	return a.identity.LocalActor(ctx, localHandle(), os.Getenv("ATRIUM_WORKSPACE"), atrium.KindAgent)
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/atrium-hq/atrium/authn"
+	"github.com/atrium-hq/atrium/mcpserver"
+)
+
+func newMCPCmd(g *globals) *cobra.Command {
+	var (
+		surface surfaceFlags
+		url     string
+	)
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve MCP on stdio, over the local store or a remote atrium serve",
+		Long: `Serve MCP on stdin/stdout: what an MCP client (Claude Code, Cursor, mcporter) spawns.
+
+Over the local store, you act as ATRIUM_AGENT (default: your user name; created on first
+use) in ATRIUM_WORKSPACE (default: default).
+
+With --url (or ATRIUM_URL) it forwards everything to a remote 'atrium serve' instead,
+authenticating with the token in ATRIUM_TOKEN: keep the token in the client's config, never
+on a command line.`,
+		Example: `  claude mcp add atrium -- atrium mcp
+  ATRIUM_URL=https://atrium.example.com/mcp ATRIUM_TOKEN=atr_… atrium mcp`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if url != "" {
+				return runProxy(ctx, g, url)
+			}
+			a, err := g.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			actor, err := a.localActor(ctx)
+			if err != nil {
+				return err
+			}
+			srv, err := mcpserver.New(surface.config(a, actor))
+			if err != nil {
+				return err
+			}
+			defer srv.Close()
+			a.log.Debug("serving MCP on stdio", "actor", actor.String())
+			return ignoreEOF(srv.ForWorkspace(actor.Workspace).Run(ctx, &mcp.IOTransport{Reader: readCloser(g.stdin), Writer: writeCloser(g.stdout)}))
+		},
+	}
+	surface.register(cmd)
+	cmd.Flags().StringVar(&url, "url", os.Getenv("ATRIUM_URL"), "forward to the MCP endpoint of a remote atrium serve, e.g. https://host/mcp (env ATRIUM_URL; token in ATRIUM_TOKEN)")
+	return cmd
+}
+
+// runProxy serves stdio by forwarding to the remote server at url.
+func runProxy(ctx context.Context, g *globals, url string) error {
+	log := g.logger()
+	p, err := mcpserver.DialProxy(ctx, remoteTransport(url), log)
+	if err != nil {
+		return fmt.Errorf("connect to %s: %w", url, err)
+	}
+	defer p.Close()
+	return ignoreEOF(p.Server().Run(ctx, &mcp.IOTransport{Reader: readCloser(g.stdin), Writer: writeCloser(g.stdout)}))
+}
+
+// remoteTransport is a Streamable HTTP client transport to url that sends
+// ATRIUM_TOKEN and ATRIUM_WORKSPACE with every request.
+func remoteTransport(url string) mcp.Transport {
+	return &mcp.StreamableClientTransport{
+		Endpoint:   url,
+		MaxRetries: -1,
+		HTTPClient: &http.Client{Transport: &authTransport{
+			token:     os.Getenv("ATRIUM_TOKEN"),
+			workspace: os.Getenv("ATRIUM_WORKSPACE"),
+			next:      http.DefaultTransport,
+		}},
+	}
+}
+
+type authTransport struct {
+	token, workspace string
+	next             http.RoundTripper
+}
+
+func (t *authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	if t.token != "" {
+		r.Header.Set("Authorization", "Bearer "+t.token)
+	}
+	if t.workspace != "" {
+		r.Header.Set(authn.WorkspaceHeader, t.workspace)
+	}
+	return t.next.RoundTrip(r)
+}
+
+// ignoreEOF treats the client closing stdin as the normal end of a session.
+func ignoreEOF(err error) error {
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || errors.Is(err, mcp.ErrConnectionClosed) {
+		return nil
+	}
+	return err
+}
+
+type nopCloseReader struct{ io.Reader }
+
+func (nopCloseReader) Close() error { return nil }
+
+type nopCloseWriter struct{ io.Writer }
+
+func (nopCloseWriter) Close() error { return nil }
+
+func readCloser(r io.Reader) io.ReadCloser {
+	if rc, ok := r.(io.ReadCloser); ok {
+		return rc
+	}
+	return nopCloseReader{r}
+}
+
+func writeCloser(w io.Writer) io.WriteCloser {
+	if wc, ok := w.(io.WriteCloser); ok {
+		return wc
+	}
+	return nopCloseWriter{w}
+}

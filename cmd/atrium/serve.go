@@ -1,0 +1,128 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/authn"
+	"github.com/atrium-hq/atrium/httpserve"
+	"github.com/atrium-hq/atrium/mcpserver"
+	"github.com/atrium-hq/atrium/web"
+)
+
+// surfaceFlags are the flags that choose what the MCP surface exposes.
+type surfaceFlags struct {
+	toolsets string
+	readOnly bool
+}
+
+func (f *surfaceFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.toolsets, "toolsets", env("ATRIUM_TOOLSETS", "all"), "comma-separated toolsets to expose: all, or names such as conformance (env ATRIUM_TOOLSETS)")
+	cmd.Flags().BoolVar(&f.readOnly, "read-only", false, "expose only tools that change nothing")
+}
+
+func (f *surfaceFlags) config(a *app, actor *atrium.Actor) mcpserver.Config {
+	return mcpserver.Config{
+		Toolsets: mcpserver.ParseToolsets(f.toolsets),
+		ReadOnly: f.readOnly,
+		Actor:    actor,
+		Logger:   a.log,
+		Metrics:  a.metrics,
+	}
+}
+
+func newServeCmd(g *globals) *cobra.Command {
+	var (
+		surface        surfaceFlags
+		addr           string
+		authMode       string
+		allowedHosts   string
+		sessionTimeout time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the web UI, REST API and MCP over HTTP",
+		Long: `Serve Atrium over HTTP: MCP Streamable HTTP at /mcp (and /w/WORKSPACE/mcp), legacy
+HTTP+SSE at /mcp/sse, health at /healthz, metrics at /metrics.
+
+Callers authenticate with bearer tokens (--auth token, the default). On first start
+Atrium creates an admin and prints its token and a login link, once. --auth none makes
+every caller the local admin and is only allowed on a loopback address.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			mode := authn.Mode(authMode)
+			if mode != authn.ModeToken && mode != authn.ModeNone {
+				return fmt.Errorf("--auth %q: use token or none", authMode)
+			}
+			if mode == authn.ModeNone && !httpserve.IsLoopbackListen(addr) {
+				return fmt.Errorf("--auth none serves every caller as admin, so it needs a loopback --addr (such as 127.0.0.1:8080), not %q", addr)
+			}
+			ctx := cmd.Context()
+			a, err := g.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			boot, err := a.identity.Bootstrap(ctx, mode == authn.ModeToken)
+			if err != nil {
+				return err
+			}
+			mcp, err := mcpserver.New(surface.config(a, nil))
+			if err != nil {
+				return err
+			}
+			auth := &authn.Authenticator{Mode: mode, Identity: a.identity, Logger: a.log}
+			mcpHTTP := mcp.HTTP(mcpserver.HTTPOptions{Auth: auth, SessionTimeout: sessionTimeout})
+			ui := &web.Handler{Auth: auth, Logger: a.log}
+			srv := httpserve.New(httpserve.Config{
+				Addr: addr,
+				Register: func(mux *http.ServeMux) {
+					mcpHTTP.Register(mux)
+					ui.Register(mux)
+				},
+				CloseStreams: mcpHTTP.Close,
+				Health:       a.db.Ping,
+				Engine:       string(a.db.Engine()),
+				AllowedHosts: mcpserver.ParseToolsets(allowedHosts),
+				Metrics:      a.metrics,
+				Logger:       a.log,
+			})
+			if err := srv.Listen(); err != nil {
+				return err
+			}
+			base := "http://" + displayAddr(srv.Addr().String())
+			a.log.Info("Atrium is serving", "url", base, "mcp", base+"/mcp", "engine", a.db.Engine(), "auth", mode, "toolsets", strings.Join(mcp.ToolsetNames(), ","))
+			if boot.AdminToken != "" {
+				fmt.Fprintf(g.stderr, "\n    First start: created the admin principal %q. Its token, shown only this once:\n\n        %s\n\n    Log in to the web UI:  %s/login?token=%s\n    Use it from an MCP client: Authorization: Bearer <token>, endpoint %s/mcp\n\n",
+					"admin", boot.AdminToken, base, boot.AdminToken, base)
+			}
+			// A line on stdout for scripts and tests that start the server on port 0.
+			fmt.Fprintf(g.stdout, "listening on %s\n", base)
+			err = srv.Serve(ctx)
+			a.log.Info("stopped")
+			return err
+		},
+	}
+	surface.register(cmd)
+	cmd.Flags().StringVar(&addr, "addr", env("ATRIUM_ADDR", "127.0.0.1:8080"), "address to listen on (env ATRIUM_ADDR)")
+	cmd.Flags().StringVar(&authMode, "auth", env("ATRIUM_AUTH", "token"), "token: bearer tokens; none: everyone is the local admin (loopback only)")
+	cmd.Flags().StringVar(&allowedHosts, "allowed-hosts", os.Getenv("ATRIUM_ALLOWED_HOSTS"), "comma-separated host names, besides loopback, that browsers may use to reach a loopback listener")
+	cmd.Flags().DurationVar(&sessionTimeout, "session-timeout", 30*time.Minute, "close 2025-era MCP sessions idle this long")
+	return cmd
+}
+
+// displayAddr turns a listen address into one a browser can open.
+func displayAddr(addr string) string {
+	for _, any := range []string{"0.0.0.0:", "[::]:"} {
+		if strings.HasPrefix(addr, any) {
+			return "127.0.0.1:" + strings.TrimPrefix(addr, any)
+		}
+	}
+	return addr
+}

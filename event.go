@@ -1,0 +1,19 @@
+package atrium
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// An Event records one change. It is written in the same transaction as the
+// change, then fanned out: the activity feed, live updates and MCP resource
+// notifications all read it.
+type Event struct {
+	ID          int64           `json:"id"`
+	WorkspaceID int64           `json:"-"`
+	ActorID     int64           `json:"-"`       // 0 for the system
+	Kind        string          `json:"kind"`    // e.g. "page.updated"
+	Subject     string          `json:"subject"` // what changed, e.g. a page path
+	Payload     json.RawMessage `json:"payload,omitempty"`
+	CreatedAt   time.Time       `json:"created_at"`
+}

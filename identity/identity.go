@@ -1,0 +1,428 @@
+// Package identity is the service for workspaces, principals, roles and bearer
+// tokens: it turns a token, or the local environment of a stdio process, into
+// the Actor every other service acts for. It holds the access rules; transports
+// only ask it.
+package identity
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/store"
+)
+
+// TokenPrefix starts every token secret, so that a leaked one is easy to find.
+const TokenPrefix = "atr_"
+
+// AdminHandle is the principal created on first start, and the one every HTTP
+// caller acts as with --auth none.
+const AdminHandle = "admin"
+
+// touchEvery bounds how often a token's last-used time is written: once a
+// minute is precise enough for people and keeps authentication read-only.
+const touchEvery = time.Minute
+
+// Service is the identity service.
+type Service struct {
+	db  *store.DB
+	log *slog.Logger
+
+	mu      sync.Mutex
+	touched map[int64]time.Time
+	wg      sync.WaitGroup
+}
+
+// New returns the identity service over db.
+func New(db *store.DB, log *slog.Logger) *Service {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Service{db: db, log: log, touched: map[int64]time.Time{}}
+}
+
+// Close waits for pending last-used writes.
+func (s *Service) Close() { s.wg.Wait() }
+
+// HashToken returns the stored form of a token secret.
+func HashToken(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// Bootstrap is what first start created.
+type Bootstrap struct {
+	// AdminToken is the secret of the admin's first token, set only when this
+	// call created it: it is never shown again.
+	AdminToken string
+}
+
+// Bootstrap makes sure the default workspace exists and, with createAdmin, that
+// it has an admin who can log in: on first start it creates principal "admin"
+// and a token for it.
+func (s *Service) Bootstrap(ctx context.Context, createAdmin bool) (Bootstrap, error) {
+	var b Bootstrap
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		ws, err := tx.WorkspaceByName(ctx, atrium.DefaultWorkspace)
+		if atrium.ErrorCode(err) == atrium.ENotFound {
+			if ws, err = tx.CreateWorkspace(ctx, atrium.DefaultWorkspace); err == nil {
+				err = tx.EmitJSON(ctx, ws.ID, 0, "workspace.created", ws.Name, nil)
+			}
+		}
+		if err != nil || !createAdmin {
+			return err
+		}
+		if _, done, err := tx.Meta(ctx, "admin_bootstrapped"); err != nil || done {
+			return err
+		}
+		admin, err := ensurePrincipal(ctx, tx, AdminHandle, atrium.KindHuman, "Administrator")
+		if err != nil {
+			return err
+		}
+		if err := tx.SetRole(ctx, ws.ID, admin.ID, atrium.RoleAdmin); err != nil {
+			return err
+		}
+		secret, _, err := createToken(ctx, tx, admin, atrium.Workspace{}, "first start", 0)
+		if err != nil {
+			return err
+		}
+		b.AdminToken = secret
+		return tx.SetMeta(ctx, "admin_bootstrapped", tx.Now().Format(time.RFC3339))
+	})
+	return b, err
+}
+
+func ensurePrincipal(ctx context.Context, tx *store.Tx, handle string, kind atrium.PrincipalKind, display string) (atrium.Principal, error) {
+	p, err := tx.PrincipalByHandle(ctx, handle)
+	if atrium.ErrorCode(err) != atrium.ENotFound {
+		return p, err
+	}
+	if display == "" {
+		display = handle
+	}
+	p, err = tx.CreatePrincipal(ctx, atrium.Principal{Handle: handle, Kind: kind, DisplayName: display})
+	if err != nil {
+		return p, err
+	}
+	return p, tx.EmitJSON(ctx, 0, p.ID, "principal.created", p.Handle, map[string]any{"kind": p.Kind})
+}
+
+func createToken(ctx context.Context, tx *store.Tx, p atrium.Principal, ws atrium.Workspace, name string, actor int64) (string, atrium.Token, error) {
+	secret := TokenPrefix + rand.Text()
+	if name == "" {
+		name = "token"
+	}
+	t, err := tx.CreateToken(ctx, atrium.Token{PrincipalID: p.ID, Principal: p.Handle, WorkspaceID: ws.ID, Workspace: ws.Name, Name: name}, HashToken(secret))
+	if err != nil {
+		return "", t, err
+	}
+	if actor == 0 {
+		actor = p.ID
+	}
+	return secret, t, tx.EmitJSON(ctx, ws.ID, actor, "token.created", p.Handle, map[string]any{"token_id": t.ID, "name": name})
+}
+
+// Authenticate resolves a bearer token to the actor it stands for in the
+// workspace the request chose (empty: the token's own workspace, else
+// "default"). A token bound to one workspace is refused elsewhere.
+func (s *Service) Authenticate(ctx context.Context, secret, workspace string) (*atrium.Actor, error) {
+	if !strings.HasPrefix(secret, TokenPrefix) {
+		return nil, atrium.Errorf(atrium.EUnauthenticated, "invalid token")
+	}
+	var a atrium.Actor
+	var tokenID int64
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		t, err := tx.TokenByHash(ctx, HashToken(secret))
+		if atrium.ErrorCode(err) == atrium.ENotFound || err == nil && t.RevokedAt != nil {
+			return atrium.Errorf(atrium.EUnauthenticated, "invalid or revoked token")
+		}
+		if err != nil {
+			return err
+		}
+		tokenID = t.ID
+		switch {
+		case t.Workspace != "" && workspace != "" && workspace != t.Workspace:
+			return atrium.Errorf(atrium.EPermission, "this token is for workspace %q, not %q", t.Workspace, workspace)
+		case t.Workspace != "":
+			workspace = t.Workspace
+		case workspace == "":
+			workspace = atrium.DefaultWorkspace
+		}
+		return s.resolve(ctx, tx, t.PrincipalID, workspace, &a)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.touch(tokenID)
+	return &a, nil
+}
+
+// resolve fills a with principal p in workspace, refusing non-members.
+func (s *Service) resolve(ctx context.Context, tx *store.Tx, p int64, workspace string, a *atrium.Actor) error {
+	ws, err := tx.WorkspaceByName(ctx, workspace)
+	if atrium.ErrorCode(err) == atrium.ENotFound {
+		// Whether a workspace exists is itself private to its members.
+		return atrium.Errorf(atrium.EPermission, "no access to workspace %q", workspace)
+	}
+	if err != nil {
+		return err
+	}
+	pr, err := tx.PrincipalByID(ctx, p)
+	if err != nil {
+		return err
+	}
+	role, err := tx.Role(ctx, ws.ID, p)
+	if err != nil {
+		return err
+	}
+	if role == "" {
+		return atrium.Errorf(atrium.EPermission, "no access to workspace %q", workspace)
+	}
+	*a = atrium.Actor{Principal: pr, Workspace: ws, Role: role}
+	return nil
+}
+
+// touch records a token's use in the background, at most once per touchEvery.
+func (s *Service) touch(id int64) {
+	now := s.db.Now()
+	s.mu.Lock()
+	last, ok := s.touched[id]
+	if ok && now.Sub(last) < touchEvery {
+		s.mu.Unlock()
+		return
+	}
+	s.touched[id] = now
+	s.mu.Unlock()
+	s.wg.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.db.Update(ctx, func(tx *store.Tx) error { return tx.TouchToken(ctx, id, now) }); err != nil {
+			s.log.Warn("record token use", "token", id, "err", err)
+		}
+	})
+}
+
+// LocalActor is the identity of a local (stdio or command-line) caller: the
+// principal handle in workspace, created on first use as an agent with the
+// writer role. The workspace must exist.
+func (s *Service) LocalActor(ctx context.Context, handle, workspace string, kind atrium.PrincipalKind) (*atrium.Actor, error) {
+	if err := atrium.ValidateName("principal handle", handle); err != nil {
+		return nil, err
+	}
+	if workspace == "" {
+		workspace = atrium.DefaultWorkspace
+	}
+	var a atrium.Actor
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		ws, err := tx.WorkspaceByName(ctx, workspace)
+		if err != nil {
+			return err
+		}
+		p, err := tx.PrincipalByHandle(ctx, handle)
+		if err != nil {
+			return err
+		}
+		role, err := tx.Role(ctx, ws.ID, p.ID)
+		if err != nil || role == "" {
+			return atrium.Errorf(atrium.ENotFound, "not a member yet")
+		}
+		a = atrium.Actor{Principal: p, Workspace: ws, Role: role}
+		return nil
+	})
+	if err == nil {
+		return &a, nil
+	}
+	if atrium.ErrorCode(err) != atrium.ENotFound {
+		return nil, err
+	}
+	// First use: create what is missing, in one write.
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		ws, err := tx.WorkspaceByName(ctx, workspace)
+		if atrium.ErrorCode(err) == atrium.ENotFound {
+			return atrium.Errorf(atrium.ENotFound, "workspace %q not found; create it with: atrium workspace create %s", workspace, workspace)
+		}
+		if err != nil {
+			return err
+		}
+		p, err := ensurePrincipal(ctx, tx, handle, kind, "")
+		if err != nil {
+			return err
+		}
+		role, err := tx.Role(ctx, ws.ID, p.ID)
+		if err != nil {
+			return err
+		}
+		if role == "" {
+			role = atrium.RoleWriter
+			if err := tx.SetRole(ctx, ws.ID, p.ID, role); err != nil {
+				return err
+			}
+			if err := tx.EmitJSON(ctx, ws.ID, p.ID, "member.added", p.Handle, map[string]any{"role": role}); err != nil {
+				return err
+			}
+		}
+		a = atrium.Actor{Principal: p, Workspace: ws, Role: role}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
+// AdminActor is the local administrator in workspace: every HTTP caller under
+// --auth none, which only a loopback listener allows.
+func (s *Service) AdminActor(ctx context.Context, workspace string) (*atrium.Actor, error) {
+	a, err := s.LocalActor(ctx, AdminHandle, workspace, atrium.KindHuman)
+	if err != nil || a.Role == atrium.RoleAdmin {
+		return a, err
+	}
+	err = s.db.Update(ctx, func(tx *store.Tx) error { return tx.SetRole(ctx, a.Workspace.ID, a.Principal.ID, atrium.RoleAdmin) })
+	a.Role = atrium.RoleAdmin
+	return a, err
+}
+
+// TokenRequest asks for a new token.
+type TokenRequest struct {
+	Principal string               // handle; created when missing
+	Kind      atrium.PrincipalKind // kind of a principal created here; default human
+	Workspace string               // bind the token to this workspace; empty: any of the principal's
+	Role      atrium.Role          // set the principal's role in Workspace (default workspace when empty)
+	Name      string               // what the token is for
+}
+
+// CreateToken creates a token and returns its secret, which is never shown
+// again. The principal is created if needed; with Role set, its membership in
+// the workspace is set to that role, and a new member gets writer.
+func (s *Service) CreateToken(ctx context.Context, r TokenRequest) (string, atrium.Token, error) {
+	if err := atrium.ValidateName("principal handle", r.Principal); err != nil {
+		return "", atrium.Token{}, err
+	}
+	if r.Kind == "" {
+		r.Kind = atrium.KindHuman
+	}
+	if !r.Kind.Valid() {
+		return "", atrium.Token{}, atrium.Errorf(atrium.EInvalid, "invalid kind %q: use human or agent", r.Kind)
+	}
+	if r.Role != "" && !r.Role.Valid() {
+		return "", atrium.Token{}, atrium.Errorf(atrium.EInvalid, "invalid role %q: use reader, writer or admin", r.Role)
+	}
+	var secret string
+	var tok atrium.Token
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		p, err := ensurePrincipal(ctx, tx, r.Principal, r.Kind, "")
+		if err != nil {
+			return err
+		}
+		member := r.Workspace
+		if member == "" {
+			member = atrium.DefaultWorkspace
+		}
+		ws, err := tx.WorkspaceByName(ctx, member)
+		if err != nil {
+			return err
+		}
+		role, err := tx.Role(ctx, ws.ID, p.ID)
+		if err != nil {
+			return err
+		}
+		if r.Role != "" || role == "" {
+			if r.Role == "" {
+				r.Role = atrium.RoleWriter
+			}
+			if err := tx.SetRole(ctx, ws.ID, p.ID, r.Role); err != nil {
+				return err
+			}
+			if err := tx.EmitJSON(ctx, ws.ID, 0, "member.role_set", p.Handle, map[string]any{"role": r.Role}); err != nil {
+				return err
+			}
+		}
+		bound := atrium.Workspace{}
+		if r.Workspace != "" {
+			bound = ws
+		}
+		secret, tok, err = createToken(ctx, tx, p, bound, r.Name, 0)
+		return err
+	})
+	return secret, tok, err
+}
+
+// Tokens lists tokens, of one principal when handle is not empty.
+func (s *Service) Tokens(ctx context.Context, handle string) ([]atrium.Token, error) {
+	var out []atrium.Token
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		var id int64
+		if handle != "" {
+			p, err := tx.PrincipalByHandle(ctx, handle)
+			if err != nil {
+				return err
+			}
+			id = p.ID
+		}
+		var err error
+		out, err = tx.Tokens(ctx, id)
+		return err
+	})
+	return out, err
+}
+
+// RevokeToken revokes a token by ID; it stops working at once.
+func (s *Service) RevokeToken(ctx context.Context, id int64) (atrium.Token, error) {
+	var t atrium.Token
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		var err error
+		if t, err = tx.TokenByID(ctx, id); err != nil {
+			return err
+		}
+		if err := tx.RevokeToken(ctx, id); err != nil {
+			return err
+		}
+		if t, err = tx.TokenByID(ctx, id); err != nil {
+			return err
+		}
+		return tx.EmitJSON(ctx, t.WorkspaceID, 0, "token.revoked", t.Principal, map[string]any{"token_id": id})
+	})
+	return t, err
+}
+
+// CreateWorkspace creates a workspace and makes admin, when not empty, its admin.
+func (s *Service) CreateWorkspace(ctx context.Context, name, admin string) (atrium.Workspace, error) {
+	if err := atrium.ValidateName("workspace name", name); err != nil {
+		return atrium.Workspace{}, err
+	}
+	var ws atrium.Workspace
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		var err error
+		if ws, err = tx.CreateWorkspace(ctx, name); err != nil {
+			return err
+		}
+		if err := tx.EmitJSON(ctx, ws.ID, 0, "workspace.created", ws.Name, nil); err != nil {
+			return err
+		}
+		if admin == "" {
+			return nil
+		}
+		p, err := tx.PrincipalByHandle(ctx, admin)
+		if err != nil {
+			return err
+		}
+		return tx.SetRole(ctx, ws.ID, p.ID, atrium.RoleAdmin)
+	})
+	return ws, err
+}
+
+// Workspaces lists every workspace.
+func (s *Service) Workspaces(ctx context.Context) ([]atrium.Workspace, error) {
+	var out []atrium.Workspace
+	err := s.db.View(ctx, func(tx *store.Tx) (err error) {
+		out, err = tx.Workspaces(ctx)
+		return err
+	})
+	return out, err
+}

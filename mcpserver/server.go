@@ -1,0 +1,387 @@
+// Package mcpserver is Atrium's MCP surface: the toolset registry (each tool is
+// data: definition, toolset, annotations, handler), resources and prompts, and
+// the transports — stdio, Streamable HTTP serving both protocol generations,
+// and legacy HTTP+SSE. Handlers are thin: they read the caller from the
+// request, call a service and shape its answer. No business rule lives here.
+package mcpserver
+
+import (
+	"context"
+	"log/slog"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/metrics"
+)
+
+// Config configures a Server. Nil fields mean defaults.
+type Config struct {
+	// Toolsets names the toolsets to enable: "all" (the default) is every
+	// toolset that is on by default; others, like "conformance", must be named.
+	Toolsets []string
+	// ReadOnly drops every tool not annotated read-only.
+	ReadOnly bool
+	// Actor is the fixed caller of a local server (stdio, in-process). HTTP
+	// servers leave it nil: their callers come from authentication.
+	Actor   *atrium.Actor
+	Logger  *slog.Logger
+	Metrics *metrics.Registry
+}
+
+// Server builds the MCP servers of Atrium, one per workspace, from the enabled
+// toolsets. A server per workspace keeps resource notifications inside their
+// tenant: the SDK notifies every subscribed session of a server.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	sdkLog   *slog.Logger
+	toolsets []*Toolset
+	tools    []*Tool
+
+	ctx    context.Context // ends background work of the built servers
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	servers map[int64]*mcp.Server
+
+	calls    *metrics.Counter
+	duration *metrics.Histogram
+}
+
+// New returns a Server with the toolsets cfg names.
+func New(cfg Config) (*Server, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, sdkLog: slog.New(quiet{cfg.Logger.Handler()}), servers: map[int64]*mcp.Server{}}
+	enabled, err := selectToolsets(allToolsets(s), cfg.Toolsets)
+	if err != nil {
+		return nil, err
+	}
+	s.toolsets = enabled
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	for _, ts := range enabled {
+		for _, t := range ts.Tools {
+			t.Toolset = ts.Name
+			if cfg.ReadOnly && !t.ReadOnly() {
+				continue
+			}
+			s.tools = append(s.tools, t)
+		}
+	}
+	if cfg.Metrics != nil {
+		s.calls = cfg.Metrics.Counter("atrium_mcp_requests_total", "MCP requests handled, by method, tool and outcome.", "method", "tool", "outcome")
+		s.duration = cfg.Metrics.Histogram("atrium_mcp_request_seconds", "Time to handle an MCP request, by method.", metrics.DurationBuckets, "method")
+		cfg.Metrics.GaugeFunc("atrium_mcp_sessions", "MCP sessions open now, on every transport.", func() float64 { return float64(s.SessionCount()) })
+	}
+	return s, nil
+}
+
+// Close stops background work and closes every open session.
+func (s *Server) Close() {
+	s.cancel()
+	s.mu.Lock()
+	servers := make([]*mcp.Server, 0, len(s.servers))
+	for _, ms := range s.servers {
+		servers = append(servers, ms)
+	}
+	s.mu.Unlock()
+	for _, ms := range servers {
+		for ss := range ms.Sessions() {
+			ss.Close()
+		}
+	}
+}
+
+// SessionCount counts open sessions on all workspaces' servers.
+func (s *Server) SessionCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, ms := range s.servers {
+		for range ms.Sessions() {
+			n++
+		}
+	}
+	return n
+}
+
+// Tools returns the enabled tools, in registration order.
+func (s *Server) Tools() []*Tool { return s.tools }
+
+// ToolsetNames returns the names of the enabled toolsets.
+func (s *Server) ToolsetNames() []string {
+	names := make([]string, len(s.toolsets))
+	for i, ts := range s.toolsets {
+		names[i] = ts.Name
+	}
+	return names
+}
+
+// ForWorkspace returns the MCP server of workspace ws, building it on first use.
+func (s *Server) ForWorkspace(ws atrium.Workspace) *mcp.Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ms := s.servers[ws.ID]; ms != nil {
+		return ms
+	}
+	ms := s.build(ws)
+	s.servers[ws.ID] = ms
+	return ms
+}
+
+const instructions = `Atrium is the shared workspace where people and agents work on the same documents, review threads and tasks. Call whoami to learn who you act as, in which workspace and with which role. Every tool acts in your workspace only. Failed calls return {error, code}; the message says what to change.`
+
+func (s *Server) build(ws atrium.Workspace) *mcp.Server {
+	ms := mcp.NewServer(&mcp.Implementation{Name: "atrium", Title: "Atrium", Version: atrium.Version}, &mcp.ServerOptions{
+		Instructions:       instructions,
+		Logger:             s.sdkLog,
+		CompletionHandler:  s.complete,
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		// Declared in full so that clients know from the start what may change:
+		// tools come and go with gateway reloads.
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:       &mcp.ToolCapabilities{ListChanged: true},
+			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+			//lint:ignore SA1019 deprecated in 2026-07-28, but 2025-era clients (and the conformance suite) still set log levels
+			Logging:     &mcp.LoggingCapabilities{},
+			Completions: &mcp.CompletionCapabilities{},
+		},
+	})
+	ms.AddReceivingMiddleware(s.recoverPanics, s.observe, structuredErrors(s.log))
+	for _, t := range s.tools {
+		t.add(s, ms, ws.ID)
+	}
+	for _, ts := range s.toolsets {
+		for _, r := range ts.Resources {
+			ms.AddResource(r.Def, s.resourceHandler(r.Handler, ws.ID))
+		}
+		for _, r := range ts.Templates {
+			ms.AddResourceTemplate(r.Def, s.resourceHandler(r.Handler, ws.ID))
+		}
+		for _, p := range ts.Prompts {
+			ms.AddPrompt(p.Def, p.Handler)
+		}
+		if ts.Start != nil {
+			go ts.Start(s.ctx, ms, ws)
+		}
+	}
+	return ms
+}
+
+// actorKey is where HTTP authentication leaves the actor in a token's Extra.
+const actorKey = "atrium.actor"
+
+// actor returns the caller of a request on the server of workspace ws: from the
+// request's token on Streamable HTTP, from the session's on SSE, or the fixed
+// local actor on stdio. A caller of another workspace is refused.
+func (s *Server) actor(ctx context.Context, req mcp.Request, ws int64) (*atrium.Actor, error) {
+	var a *atrium.Actor
+	if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
+		a, _ = extra.TokenInfo.Extra[actorKey].(*atrium.Actor)
+	} else if ti := auth.TokenInfoFromContext(ctx); ti != nil {
+		a, _ = ti.Extra[actorKey].(*atrium.Actor)
+	} else {
+		a = s.cfg.Actor
+	}
+	if a == nil {
+		return nil, atrium.Errorf(atrium.EUnauthenticated, "no caller identity: authenticate first")
+	}
+	if a.Workspace.ID != ws {
+		return nil, atrium.Errorf(atrium.EPermission, "this session belongs to another workspace")
+	}
+	return a, nil
+}
+
+// resourceHandler gives a resource handler the caller in its context and turns
+// Atrium errors into JSON-RPC errors.
+func (s *Server) resourceHandler(h mcp.ResourceHandler, ws int64) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		a, err := s.actor(ctx, req, ws)
+		if err != nil {
+			return nil, rpcError(err)
+		}
+		res, err := h(atrium.NewContextWithActor(ctx, a), req)
+		if err != nil {
+			if atrium.ErrorCode(err) == atrium.ENotFound {
+				return nil, mcp.ResourceNotFoundError(req.Params.URI)
+			}
+			if _, ok := err.(*jsonrpc.Error); ok {
+				return nil, err
+			}
+			return nil, rpcError(s.callerError("resources/read", a, err))
+		}
+		return res, nil
+	}
+}
+
+// rpcError is err as a JSON-RPC error, for methods whose failures are protocol
+// errors rather than tool results.
+func rpcError(err error) error {
+	code := int64(jsonrpc.CodeInternalError)
+	if c := atrium.ErrorCode(err); c == atrium.EInvalid || c == atrium.ENotFound {
+		code = jsonrpc.CodeInvalidParams
+	}
+	return &jsonrpc.Error{Code: code, Message: atrium.ErrorMessage(err)}
+}
+
+func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	for _, ts := range s.toolsets {
+		if ts.Complete == nil {
+			continue
+		}
+		if res, ok, err := ts.Complete(ctx, req); ok || err != nil {
+			return res, err
+		}
+	}
+	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
+}
+
+// recoverPanics keeps a panic in any handler from reaching the client or
+// stopping the process: it becomes an internal error, and the stack is logged.
+func (s *Server) recoverPanics(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("MCP handler panicked", "method", method, "panic", p, "stack", string(debug.Stack()))
+				res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
+			}
+		}()
+		return next(ctx, method, req)
+	}
+}
+
+func (s *Server) observe(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if s.calls == nil {
+			return next(ctx, method, req)
+		}
+		start := time.Now()
+		res, err := next(ctx, method, req)
+		tool := ""
+		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
+			tool = p.Name
+		}
+		outcome := "ok"
+		if r, ok := res.(*mcp.CallToolResult); err != nil || ok && r.IsError {
+			outcome = "error"
+		}
+		s.calls.Inc(method, tool, outcome)
+		s.duration.Since(start, method)
+		return res, err
+	}
+}
+
+// A Toolset groups tools, resources and prompts that are switched on together.
+type Toolset struct {
+	Name        string
+	Description string
+	// Default toolsets are part of "all".
+	Default   bool
+	Tools     []*Tool
+	Resources []Resource
+	Templates []ResourceTemplate
+	Prompts   []Prompt
+	// Complete answers completion/complete for the references it knows; ok
+	// false passes the request on.
+	Complete func(ctx context.Context, req *mcp.CompleteRequest) (res *mcp.CompleteResult, ok bool, err error)
+	// Start runs background work for the server of one workspace until ctx ends.
+	Start func(ctx context.Context, ms *mcp.Server, ws atrium.Workspace)
+}
+
+// Resource is a static resource and its handler.
+type Resource struct {
+	Def     *mcp.Resource
+	Handler mcp.ResourceHandler
+}
+
+// ResourceTemplate is a resource template and its handler.
+type ResourceTemplate struct {
+	Def     *mcp.ResourceTemplate
+	Handler mcp.ResourceHandler
+}
+
+// Prompt is a prompt and its handler.
+type Prompt struct {
+	Def     *mcp.Prompt
+	Handler mcp.PromptHandler
+}
+
+// CoreToolset is always enabled.
+const CoreToolset = "core"
+
+// selectToolsets picks the toolsets names asks for. Core is always in; "all"
+// means every default toolset.
+func selectToolsets(all []*Toolset, names []string) ([]*Toolset, error) {
+	want := map[string]bool{CoreToolset: true}
+	if len(names) == 0 {
+		names = []string{"all"}
+	}
+	known := make([]string, 0, len(all))
+	for _, ts := range all {
+		known = append(known, ts.Name)
+	}
+	for _, n := range names {
+		n = strings.TrimSpace(strings.ToLower(n))
+		switch {
+		case n == "":
+		case n == "all":
+			for _, ts := range all {
+				if ts.Default {
+					want[ts.Name] = true
+				}
+			}
+		case slices.Contains(known, n):
+			want[n] = true
+		default:
+			return nil, atrium.Errorf(atrium.EInvalid, "unknown toolset %q (known: all, %s)", n, strings.Join(known, ", "))
+		}
+	}
+	var out []*Toolset
+	for _, ts := range all {
+		if want[ts.Name] {
+			out = append(out, ts)
+		}
+	}
+	return out, nil
+}
+
+// ParseToolsets splits a comma-separated --toolsets value.
+func ParseToolsets(v string) []string {
+	var out []string
+	for p := range strings.SplitSeq(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// allToolsets lists every toolset Atrium has, in the order tools are listed.
+func allToolsets(s *Server) []*Toolset {
+	return []*Toolset{coreToolset(s), conformanceToolset(s)}
+}
+
+// quiet passes the SDK's records at warn and above only, unless the operator
+// asked for debug logs: the SDK reports every session at info.
+type quiet struct{ slog.Handler }
+
+func (q quiet) Enabled(ctx context.Context, l slog.Level) bool {
+	if q.Handler.Enabled(ctx, slog.LevelDebug) {
+		return true
+	}
+	return l >= slog.LevelWarn && q.Handler.Enabled(ctx, l)
+}
+
+func (q quiet) WithAttrs(as []slog.Attr) slog.Handler { return quiet{q.Handler.WithAttrs(as)} }
+func (q quiet) WithGroup(n string) slog.Handler       { return quiet{q.Handler.WithGroup(n)} }

@@ -1,0 +1,250 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/atrium-hq/atrium"
+)
+
+// CreateWorkspace adds a workspace; a taken name is a conflict.
+func (tx *Tx) CreateWorkspace(ctx context.Context, name string) (atrium.Workspace, error) {
+	w := atrium.Workspace{Name: name, CreatedAt: tx.now}
+	err := tx.queryRow(ctx, "INSERT INTO workspaces (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING RETURNING id", name, micros(tx.now)).Scan(&w.ID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return w, atrium.Errorf(atrium.EConflict, "workspace %q already exists", name)
+	}
+	return w, err
+}
+
+// WorkspaceByName returns the named workspace, or not_found.
+func (tx *Tx) WorkspaceByName(ctx context.Context, name string) (atrium.Workspace, error) {
+	w := atrium.Workspace{Name: name}
+	var created int64
+	err := tx.queryRow(ctx, "SELECT id, created_at FROM workspaces WHERE name = ?", name).Scan(&w.ID, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return w, atrium.Errorf(atrium.ENotFound, "workspace %q not found", name)
+	}
+	w.CreatedAt = fromMicros(created)
+	return w, err
+}
+
+// WorkspaceByID returns a workspace by its ID, or not_found.
+func (tx *Tx) WorkspaceByID(ctx context.Context, id int64) (atrium.Workspace, error) {
+	w := atrium.Workspace{ID: id}
+	var created int64
+	err := tx.queryRow(ctx, "SELECT name, created_at FROM workspaces WHERE id = ?", id).Scan(&w.Name, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return w, atrium.Errorf(atrium.ENotFound, "workspace %d not found", id)
+	}
+	w.CreatedAt = fromMicros(created)
+	return w, err
+}
+
+// Workspaces lists every workspace by name.
+func (tx *Tx) Workspaces(ctx context.Context) ([]atrium.Workspace, error) {
+	rows, err := tx.query(ctx, "SELECT id, name, created_at FROM workspaces ORDER BY name")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []atrium.Workspace
+	for rows.Next() {
+		var w atrium.Workspace
+		var created int64
+		if err := rows.Scan(&w.ID, &w.Name, &created); err != nil {
+			return nil, err
+		}
+		w.CreatedAt = fromMicros(created)
+		out = append(out, w)
+	}
+	return out, rows.Err()
+}
+
+// CreatePrincipal adds a principal; a taken handle is a conflict.
+func (tx *Tx) CreatePrincipal(ctx context.Context, p atrium.Principal) (atrium.Principal, error) {
+	p.CreatedAt = tx.now
+	err := tx.queryRow(ctx, "INSERT INTO principals (handle, kind, display_name, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (handle) DO NOTHING RETURNING id",
+		p.Handle, string(p.Kind), p.DisplayName, micros(tx.now)).Scan(&p.ID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, atrium.Errorf(atrium.EConflict, "principal %q already exists", p.Handle)
+	}
+	return p, err
+}
+
+const principalCols = "id, handle, kind, display_name, created_at"
+
+func scanPrincipal(sc interface{ Scan(...any) error }) (atrium.Principal, error) {
+	var p atrium.Principal
+	var kind string
+	var created int64
+	err := sc.Scan(&p.ID, &p.Handle, &kind, &p.DisplayName, &created)
+	p.Kind, p.CreatedAt = atrium.PrincipalKind(kind), fromMicros(created)
+	return p, err
+}
+
+// PrincipalByHandle returns the principal with handle, or not_found.
+func (tx *Tx) PrincipalByHandle(ctx context.Context, handle string) (atrium.Principal, error) {
+	p, err := scanPrincipal(tx.queryRow(ctx, "SELECT "+principalCols+" FROM principals WHERE handle = ?", handle))
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, atrium.Errorf(atrium.ENotFound, "principal %q not found", handle)
+	}
+	return p, err
+}
+
+// PrincipalByID returns the principal with id, or not_found.
+func (tx *Tx) PrincipalByID(ctx context.Context, id int64) (atrium.Principal, error) {
+	p, err := scanPrincipal(tx.queryRow(ctx, "SELECT "+principalCols+" FROM principals WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, atrium.Errorf(atrium.ENotFound, "principal %d not found", id)
+	}
+	return p, err
+}
+
+// A Member is a principal with its role in one workspace.
+type Member struct {
+	Principal atrium.Principal
+	Role      atrium.Role
+}
+
+// Members lists the principals of workspace ws by handle.
+func (tx *Tx) Members(ctx context.Context, ws int64) ([]Member, error) {
+	rows, err := tx.query(ctx, `SELECT p.id, p.handle, p.kind, p.display_name, p.created_at, m.role
+		FROM memberships m JOIN principals p ON p.id = m.principal_id
+		WHERE m.workspace_id = ? ORDER BY p.handle`, ws)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Member
+	for rows.Next() {
+		var m Member
+		var kind, role string
+		var created int64
+		if err := rows.Scan(&m.Principal.ID, &m.Principal.Handle, &kind, &m.Principal.DisplayName, &created, &role); err != nil {
+			return nil, err
+		}
+		m.Principal.Kind, m.Principal.CreatedAt, m.Role = atrium.PrincipalKind(kind), fromMicros(created), atrium.Role(role)
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// Role returns the role of principal p in workspace ws, or "" when p is not a member.
+func (tx *Tx) Role(ctx context.Context, ws, p int64) (atrium.Role, error) {
+	var role string
+	err := tx.queryRow(ctx, "SELECT role FROM memberships WHERE workspace_id = ? AND principal_id = ?", ws, p).Scan(&role)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return atrium.Role(role), err
+}
+
+// SetRole makes principal p a member of workspace ws with role, or changes its role.
+func (tx *Tx) SetRole(ctx context.Context, ws, p int64, role atrium.Role) error {
+	_, err := tx.exec(ctx, `INSERT INTO memberships (workspace_id, principal_id, role, created_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (workspace_id, principal_id) DO UPDATE SET role = excluded.role`, ws, p, string(role), micros(tx.now))
+	return err
+}
+
+// CountRole counts the members of ws with role.
+func (tx *Tx) CountRole(ctx context.Context, ws int64, role atrium.Role) (int, error) {
+	var n int
+	err := tx.queryRow(ctx, "SELECT COUNT(*) FROM memberships WHERE workspace_id = ? AND role = ?", ws, string(role)).Scan(&n)
+	return n, err
+}
+
+// CreateToken stores a token by the hash of its secret.
+func (tx *Tx) CreateToken(ctx context.Context, t atrium.Token, hash string) (atrium.Token, error) {
+	t.CreatedAt = tx.now
+	err := tx.queryRow(ctx, "INSERT INTO tokens (principal_id, workspace_id, name, hash, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
+		t.PrincipalID, nullID(t.WorkspaceID), t.Name, hash, micros(tx.now)).Scan(&t.ID)
+	return t, err
+}
+
+const tokenSelect = `SELECT t.id, t.principal_id, p.handle, t.workspace_id, COALESCE(w.name, ''), t.name, t.created_at, t.last_used_at, t.revoked_at
+	FROM tokens t JOIN principals p ON p.id = t.principal_id LEFT JOIN workspaces w ON w.id = t.workspace_id`
+
+func scanToken(sc interface{ Scan(...any) error }) (atrium.Token, error) {
+	var t atrium.Token
+	var ws, used, revoked sql.NullInt64
+	var created int64
+	err := sc.Scan(&t.ID, &t.PrincipalID, &t.Principal, &ws, &t.Workspace, &t.Name, &created, &used, &revoked)
+	t.WorkspaceID, t.CreatedAt, t.LastUsedAt, t.RevokedAt = ws.Int64, fromMicros(created), fromNullMicros(used), fromNullMicros(revoked)
+	return t, err
+}
+
+// TokenByHash returns the token whose secret hashes to hash, revoked or not, or not_found.
+func (tx *Tx) TokenByHash(ctx context.Context, hash string) (atrium.Token, error) {
+	t, err := scanToken(tx.queryRow(ctx, tokenSelect+" WHERE t.hash = ?", hash))
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, atrium.Errorf(atrium.ENotFound, "token not found")
+	}
+	return t, err
+}
+
+// TokenByID returns a token by ID, or not_found.
+func (tx *Tx) TokenByID(ctx context.Context, id int64) (atrium.Token, error) {
+	t, err := scanToken(tx.queryRow(ctx, tokenSelect+" WHERE t.id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, atrium.Errorf(atrium.ENotFound, "token %d not found", id)
+	}
+	return t, err
+}
+
+// Tokens lists tokens, of one principal when principal is not 0.
+func (tx *Tx) Tokens(ctx context.Context, principal int64) ([]atrium.Token, error) {
+	q, args := tokenSelect, []any{}
+	if principal != 0 {
+		q += " WHERE t.principal_id = ?"
+		args = append(args, principal)
+	}
+	rows, err := tx.query(ctx, q+" ORDER BY t.id", args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []atrium.Token
+	for rows.Next() {
+		t, err := scanToken(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// RevokeToken marks a token revoked; revoking twice keeps the first time.
+func (tx *Tx) RevokeToken(ctx context.Context, id int64) error {
+	_, err := tx.exec(ctx, "UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?", micros(tx.now), id)
+	return err
+}
+
+// TouchToken records that a token was used at t.
+func (tx *Tx) TouchToken(ctx context.Context, id int64, t time.Time) error {
+	_, err := tx.exec(ctx, "UPDATE tokens SET last_used_at = ? WHERE id = ?", micros(t), id)
+	return err
+}
+
+// Meta returns the value stored under key, and whether there was one.
+func (tx *Tx) Meta(ctx context.Context, key string) (string, bool, error) {
+	var v string
+	err := tx.queryRow(ctx, "SELECT value FROM meta WHERE key = ?", key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("meta %s: %w", key, err)
+	}
+	return v, true, nil
+}
+
+// SetMeta stores value under key.
+func (tx *Tx) SetMeta(ctx context.Context, key, value string) error {
+	_, err := tx.exec(ctx, "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", key, value)
+	return err
+}

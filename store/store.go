@@ -1,0 +1,380 @@
+// Package store keeps Atrium's data in SQLite (the embedded default) or
+// PostgreSQL, behind one query layer. Public methods of DB open a transaction;
+// the methods of Tx run inside one and compose, so that a service call and its
+// event rows commit together or not at all. The store knows SQL and nothing of
+// transports or business rules.
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver
+
+	"github.com/atrium-hq/atrium"
+)
+
+// Engine names a database engine.
+type Engine string
+
+const (
+	SQLite   Engine = "sqlite"
+	Postgres Engine = "postgres"
+)
+
+//go:embed migrations
+var migrationFS embed.FS
+
+// Options configure Open. The zero value means defaults.
+type Options struct {
+	// Now is the store's clock; services use it through Tx.Now so that tests can
+	// move time. Default time.Now.
+	Now func() time.Time
+	// Logger receives operational messages. Default slog.Default().
+	Logger *slog.Logger
+	// EventPoll is how often an SQLite store looks for events that other
+	// processes committed to the same file (PostgreSQL uses LISTEN/NOTIFY).
+	// Zero means 250ms; negative disables polling.
+	EventPoll time.Duration
+	// ReadConns is the size of the SQLite read pool. Zero means 4.
+	ReadConns int
+}
+
+// DB is an open store.
+type DB struct {
+	engine   Engine
+	w        *sql.DB // SQLite: the one writer connection; PostgreSQL: the pool
+	r        *sql.DB // SQLite: the read pool; PostgreSQL: the same pool as w
+	dsn      string
+	schema   string // PostgreSQL: current_schema(), to tell our notifications from others'
+	now      func() time.Time
+	log      *slog.Logger
+	instance string // tells this process's notifications from other replicas'
+	broker   *broker
+
+	rebinds sync.Map // query text → PostgreSQL form
+
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+}
+
+// IsPostgresDSN reports whether dsn names a PostgreSQL database.
+func IsPostgresDSN(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// Open opens the database named by dsn — a postgres:// URL, or the path of an
+// SQLite file (created if missing) — and brings its schema up to date.
+func Open(ctx context.Context, dsn string, opts *Options) (*DB, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.EventPoll == 0 {
+		o.EventPoll = 250 * time.Millisecond
+	}
+	if o.ReadConns <= 0 {
+		o.ReadConns = 4
+	}
+	db := &DB{dsn: dsn, now: o.Now, log: o.Logger, instance: rand.Text(), broker: newBroker(o.Logger)}
+	var err error
+	if IsPostgresDSN(dsn) {
+		err = db.openPostgres(ctx)
+	} else {
+		err = db.openSQLite(ctx, o.ReadConns)
+	}
+	if err != nil {
+		db.closeConns()
+		return nil, err
+	}
+	if err := db.migrate(ctx); err != nil {
+		db.closeConns()
+		return nil, fmt.Errorf("migrate %s: %w", db.engine, err)
+	}
+	bg, stop := context.WithCancel(context.Background())
+	db.stop = stop
+	switch {
+	case db.engine == Postgres:
+		db.wg.Go(func() { db.listen(bg) })
+	case o.EventPoll > 0:
+		last, err := db.maxEventID(ctx)
+		if err != nil {
+			stop()
+			db.closeConns()
+			return nil, err
+		}
+		db.broker.trackFrom(last)
+		db.wg.Go(func() { db.poll(bg, o.EventPoll) })
+	}
+	return db, nil
+}
+
+func (db *DB) openSQLite(ctx context.Context, readConns int) error {
+	db.engine = SQLite
+	p := strings.TrimPrefix(db.dsn, "sqlite:")
+	if p == "" {
+		return errors.New("sqlite: empty database path")
+	}
+	// FULL synchronous: a write the caller saw acknowledged survives power loss too.
+	base := "file:" + (&url.URL{Path: p}).EscapedPath() + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
+	var err error
+	if db.w, err = sql.Open("sqlite", base+"&_txlock=immediate"); err != nil {
+		return err
+	}
+	db.w.SetMaxOpenConns(1) // SQLite has one writer; queueing here beats SQLITE_BUSY
+	db.w.SetMaxIdleConns(1)
+	db.w.SetConnMaxLifetime(0)
+	db.w.SetConnMaxIdleTime(0)
+	if err := db.w.PingContext(ctx); err != nil {
+		return fmt.Errorf("open sqlite %s: %w", p, err)
+	}
+	if db.r, err = sql.Open("sqlite", base+"&_pragma=query_only(1)"); err != nil {
+		return err
+	}
+	db.r.SetMaxOpenConns(readConns)
+	db.r.SetMaxIdleConns(readConns)
+	db.r.SetConnMaxIdleTime(0)
+	return nil
+}
+
+func (db *DB) openPostgres(ctx context.Context) error {
+	db.engine = Postgres
+	var err error
+	if db.w, err = sql.Open("pgx", db.dsn); err != nil {
+		return err
+	}
+	db.w.SetMaxOpenConns(16)
+	db.w.SetMaxIdleConns(16)
+	db.w.SetConnMaxIdleTime(5 * time.Minute)
+	db.r = db.w
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.w.QueryRowContext(pctx, "SELECT current_schema()").Scan(&db.schema); err != nil {
+		return fmt.Errorf("connect to postgres: %w", err)
+	}
+	return nil
+}
+
+// Engine reports which engine db runs on.
+func (db *DB) Engine() Engine { return db.engine }
+
+// Now reads the store's clock.
+func (db *DB) Now() time.Time { return db.now() }
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error { return db.r.PingContext(ctx) }
+
+// Close stops the event fan-out and closes every connection.
+func (db *DB) Close() error {
+	if db.stop != nil {
+		db.stop()
+	}
+	db.wg.Wait()
+	db.broker.close()
+	return db.closeConns()
+}
+
+func (db *DB) closeConns() error {
+	var errs []error
+	if db.r != nil && db.r != db.w {
+		errs = append(errs, db.r.Close())
+	}
+	if db.w != nil {
+		errs = append(errs, db.w.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Update runs fn in a write transaction and commits it if fn returns nil. The
+// events fn emitted are published once the commit succeeded.
+func (db *DB) Update(ctx context.Context, fn func(*Tx) error) (err error) {
+	sqltx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return db.wrapBusy(fmt.Errorf("begin: %w", err))
+	}
+	tx := &Tx{db: db, tx: sqltx, now: db.now(), write: true}
+	done := false
+	defer func() {
+		if !done {
+			_ = sqltx.Rollback()
+			db.broker.forget(tx.events)
+		}
+	}()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := sqltx.Commit(); err != nil {
+		return db.wrapBusy(fmt.Errorf("commit: %w", err))
+	}
+	done = true
+	db.broker.publishLocal(tx.events)
+	return nil
+}
+
+// View runs fn in a read transaction, which sees one consistent snapshot.
+func (db *DB) View(ctx context.Context, fn func(*Tx) error) error {
+	var opts *sql.TxOptions
+	if db.engine == Postgres {
+		opts = &sql.TxOptions{ReadOnly: true}
+	}
+	sqltx, err := db.r.BeginTx(ctx, opts)
+	if err != nil {
+		return db.wrapBusy(fmt.Errorf("begin read: %w", err))
+	}
+	defer sqltx.Rollback()
+	return fn(&Tx{db: db, tx: sqltx, now: db.now()})
+}
+
+// wrapBusy turns a database that stays locked past the busy timeout into an
+// error the caller may retry.
+func (db *DB) wrapBusy(err error) error {
+	if s := err.Error(); strings.Contains(s, "SQLITE_BUSY") || strings.Contains(s, "database is locked") {
+		db.log.Warn("database busy", "err", err)
+		return atrium.Errorf(atrium.EUnavailable, "the database is busy; try again")
+	}
+	return err
+}
+
+// A Tx is one transaction. Its methods are the store's queries.
+type Tx struct {
+	db     *DB
+	tx     *sql.Tx
+	now    time.Time
+	write  bool
+	events []atrium.Event
+}
+
+// Now is the time of this transaction: every row it writes carries the same one.
+func (tx *Tx) Now() time.Time { return tx.now }
+
+// Engine reports the engine tx runs on.
+func (tx *Tx) Engine() Engine { return tx.db.engine }
+
+func (tx *Tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return tx.tx.ExecContext(ctx, tx.db.rebind(q), args...)
+}
+
+func (tx *Tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return tx.tx.QueryContext(ctx, tx.db.rebind(q), args...)
+}
+
+func (tx *Tx) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	return tx.tx.QueryRowContext(ctx, tx.db.rebind(q), args...)
+}
+
+// rebind turns the '?' placeholders every query is written with into
+// PostgreSQL's $1, $2 …. Queries never hold a literal '?'.
+func (db *DB) rebind(q string) string {
+	if db.engine != Postgres {
+		return q
+	}
+	if v, ok := db.rebinds.Load(q); ok {
+		return v.(string)
+	}
+	var b strings.Builder
+	n := 0
+	for _, c := range q {
+		if c == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(c)
+	}
+	db.rebinds.Store(q, b.String())
+	return b.String()
+}
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+func fromNullMicros(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := fromMicros(v.Int64)
+	return &t
+}
+
+// migrate applies the embedded migrations of db's engine that have not run yet,
+// all in one transaction (PostgreSQL) or one write lock (SQLite), so that
+// replicas starting together do not race.
+func (db *DB) migrate(ctx context.Context) error {
+	dir := path.Join("migrations", string(db.engine))
+	entries, err := fs.ReadDir(migrationFS, dir)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	sqltx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer sqltx.Rollback()
+	if db.engine == Postgres {
+		if _, err := sqltx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext('atrium.migrate.' || current_schema()))"); err != nil {
+			return err
+		}
+	}
+	if _, err := sqltx.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)"); err != nil {
+		return err
+	}
+	var current int
+	if err := sqltx.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&current); err != nil {
+		return err
+	}
+	for _, name := range names {
+		v, err := strconv.Atoi(strings.SplitN(name, "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("migration %s: name must start with a number", name)
+		}
+		if v <= current {
+			continue
+		}
+		body, err := migrationFS.ReadFile(path.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		if _, err := sqltx.ExecContext(ctx, string(body)); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if _, err := sqltx.ExecContext(ctx, db.rebind("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"), v, name, micros(db.now())); err != nil {
+			return err
+		}
+		db.log.Debug("applied migration", "engine", db.engine, "name", name)
+	}
+	return sqltx.Commit()
+}
+
+// SchemaVersion reports the newest migration applied.
+func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := db.r.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&v)
+	return v, err
+}
