@@ -130,62 +130,43 @@ func createToken(ctx context.Context, tx *store.Tx, p atrium.Principal, ws atriu
 
 // Authenticate resolves a bearer token to the actor it stands for in the
 // workspace the request chose (empty: the token's own workspace, else
-// "default"). A token bound to one workspace is refused elsewhere.
+// "default"). A token bound to one workspace is refused elsewhere. It is one
+// query: every HTTP request pays for it.
 func (s *Service) Authenticate(ctx context.Context, secret, workspace string) (*atrium.Actor, error) {
 	if !strings.HasPrefix(secret, TokenPrefix) {
 		return nil, atrium.Errorf(atrium.EUnauthenticated, "invalid token")
 	}
-	var a atrium.Actor
-	var tokenID int64
-	err := s.db.View(ctx, func(tx *store.Tx) error {
-		t, err := tx.TokenByHash(ctx, HashToken(secret))
-		if atrium.ErrorCode(err) == atrium.ENotFound || err == nil && t.RevokedAt != nil {
-			return atrium.Errorf(atrium.EUnauthenticated, "invalid or revoked token")
-		}
-		if err != nil {
-			return err
-		}
-		tokenID = t.ID
-		switch {
-		case t.Workspace != "" && workspace != "" && workspace != t.Workspace:
-			return atrium.Errorf(atrium.EPermission, "this token is for workspace %q, not %q", t.Workspace, workspace)
-		case t.Workspace != "":
-			workspace = t.Workspace
-		case workspace == "":
-			workspace = atrium.DefaultWorkspace
-		}
-		return s.resolve(ctx, tx, t.PrincipalID, workspace, &a)
+	var g store.Grant
+	err := s.db.Read(ctx, func(tx *store.Tx) (err error) {
+		g, err = tx.TokenGrant(ctx, HashToken(secret), workspace)
+		return err
 	})
+	switch {
+	case atrium.ErrorCode(err) == atrium.ENotFound || err == nil && g.Revoked:
+		return nil, atrium.Errorf(atrium.EUnauthenticated, "invalid or revoked token")
+	case err != nil:
+		return nil, err
+	case g.BoundTo != "" && workspace != "" && workspace != g.BoundTo:
+		return nil, atrium.Errorf(atrium.EPermission, "this token is for workspace %q, not %q", g.BoundTo, workspace)
+	}
+	a, err := actorOf(g, workspace)
 	if err != nil {
 		return nil, err
 	}
-	s.touch(tokenID)
-	return &a, nil
+	s.touch(g.TokenID)
+	return a, nil
 }
 
-// resolve fills a with principal p in workspace, refusing non-members.
-func (s *Service) resolve(ctx context.Context, tx *store.Tx, p int64, workspace string, a *atrium.Actor) error {
-	ws, err := tx.WorkspaceByName(ctx, workspace)
-	if atrium.ErrorCode(err) == atrium.ENotFound {
-		// Whether a workspace exists is itself private to its members.
-		return atrium.Errorf(atrium.EPermission, "no access to workspace %q", workspace)
+// actorOf is the actor of a grant, or why there is none. Whether a workspace
+// exists is itself private to its members, so both cases read the same.
+func actorOf(g store.Grant, workspace string) (*atrium.Actor, error) {
+	if g.Workspace.ID == 0 || g.Role == "" {
+		if workspace == "" {
+			workspace = atrium.DefaultWorkspace
+		}
+		return nil, atrium.Errorf(atrium.EPermission, "no access to workspace %q", workspace)
 	}
-	if err != nil {
-		return err
-	}
-	pr, err := tx.PrincipalByID(ctx, p)
-	if err != nil {
-		return err
-	}
-	role, err := tx.Role(ctx, ws.ID, p)
-	if err != nil {
-		return err
-	}
-	if role == "" {
-		return atrium.Errorf(atrium.EPermission, "no access to workspace %q", workspace)
-	}
-	*a = atrium.Actor{Principal: pr, Workspace: ws, Role: role}
-	return nil
+	return &atrium.Actor{Principal: g.Principal, Workspace: g.Workspace, Role: g.Role}, nil
 }
 
 // touch records a token's use in the background, at most once per touchEvery.
@@ -218,30 +199,19 @@ func (s *Service) LocalActor(ctx context.Context, handle, workspace string, kind
 	if workspace == "" {
 		workspace = atrium.DefaultWorkspace
 	}
-	var a atrium.Actor
-	err := s.db.View(ctx, func(tx *store.Tx) error {
-		ws, err := tx.WorkspaceByName(ctx, workspace)
-		if err != nil {
-			return err
-		}
-		p, err := tx.PrincipalByHandle(ctx, handle)
-		if err != nil {
-			return err
-		}
-		role, err := tx.Role(ctx, ws.ID, p.ID)
-		if err != nil || role == "" {
-			return atrium.Errorf(atrium.ENotFound, "not a member yet")
-		}
-		a = atrium.Actor{Principal: p, Workspace: ws, Role: role}
-		return nil
+	var g store.Grant
+	err := s.db.Read(ctx, func(tx *store.Tx) (err error) {
+		g, err = tx.HandleGrant(ctx, handle, workspace)
+		return err
 	})
-	if err == nil {
-		return &a, nil
+	if err == nil && g.Role != "" {
+		return &atrium.Actor{Principal: g.Principal, Workspace: g.Workspace, Role: g.Role}, nil
 	}
-	if atrium.ErrorCode(err) != atrium.ENotFound {
+	if err != nil && atrium.ErrorCode(err) != atrium.ENotFound {
 		return nil, err
 	}
 	// First use: create what is missing, in one write.
+	var a atrium.Actor
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		ws, err := tx.WorkspaceByName(ctx, workspace)
 		if atrium.ErrorCode(err) == atrium.ENotFound {

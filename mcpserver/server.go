@@ -150,15 +150,15 @@ func (s *Server) build(ws atrium.Workspace) *mcp.Server {
 		// Declared in full so that clients know from the start what may change:
 		// tools come and go with gateway reloads.
 		Capabilities: &mcp.ServerCapabilities{
-			Tools:       &mcp.ToolCapabilities{ListChanged: true},
-			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
-			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 			//lint:ignore SA1019 deprecated in 2026-07-28, but 2025-era clients (and the conformance suite) still set log levels
 			Logging:     &mcp.LoggingCapabilities{},
 			Completions: &mcp.CompletionCapabilities{},
 		},
 	})
-	ms.AddReceivingMiddleware(s.recoverPanics, s.observe, structuredErrors(s.log))
+	ms.AddReceivingMiddleware(s.recoverPanics, s.observe, structuredErrors())
 	for _, t := range s.tools {
 		t.add(s, ms, ws.ID)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
+	"reflect"
 	"runtime/debug"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -46,10 +46,10 @@ func newTool[In, Out any](def *mcp.Tool, need atrium.Role, h Handler[In, Out]) *
 	}
 	d := *def
 	if d.InputSchema == nil {
-		d.InputSchema = in
+		d.InputSchema = portable(in)
 	}
 	if d.OutputSchema == nil {
-		d.OutputSchema = out
+		d.OutputSchema = withErrorBranch(portable(out))
 	}
 	t := &Tool{Def: &d, Need: need}
 	t.add = func(s *Server, ms *mcp.Server, ws int64) {
@@ -71,10 +71,72 @@ func newTool[In, Out any](def *mcp.Tool, need atrium.Role, h Handler[In, Out]) *
 			if err != nil {
 				return nil, out, s.callerError(t.Def.Name, actor, err)
 			}
+			emptySlices(reflect.ValueOf(&out))
 			return nil, out, nil
 		})
 	}
 	return t
+}
+
+// newRawTool builds a Tool whose handler shapes the whole result itself (mixed
+// content, images, embedded resources). def must carry an input schema. It gets
+// the same caller checks and panic recovery as typed tools; a returned error
+// becomes {error, code} like theirs.
+func newRawTool(def *mcp.Tool, need atrium.Role, h func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error)) *Tool {
+	if def.InputSchema == nil {
+		panic(fmt.Sprintf("tool %s: a raw tool needs an input schema", def.Name))
+	}
+	t := &Tool{Def: def, Need: need}
+	t.add = func(s *Server, ms *mcp.Server, ws int64) {
+		ms.AddTool(t.Def, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					s.log.Error("tool panicked", "tool", t.Def.Name, "panic", p, "stack", string(debug.Stack()))
+					res, err = errorResult(atrium.Errorf(atrium.EInternal, "internal error")), nil
+				}
+			}()
+			actor, err := s.actor(ctx, req, ws)
+			if err == nil && !actor.Role.Allows(t.Need) {
+				err = atrium.Errorf(atrium.EPermission, "%s is %s in workspace %s; %s needs %s", actor.Principal.Handle, actor.Role, actor.Workspace.Name, t.Def.Name, t.Need)
+			}
+			if err == nil {
+				res, err = h(atrium.NewContextWithActor(ctx, actor), req)
+			}
+			if err != nil {
+				return errorResult(s.callerError(t.Def.Name, actor, err)), nil
+			}
+			return res, nil
+		})
+	}
+	return t
+}
+
+// errorResult is the tool result of a failed call: {error, code} as structured
+// content and as its JSON text.
+func errorResult(err error) *mcp.CallToolResult {
+	te := ToolError{Error: atrium.ErrorMessage(err), Code: atrium.ErrorCode(err), Details: atrium.ErrorDetails(err)}
+	text, _ := json.Marshal(te)
+	return &mcp.CallToolResult{IsError: true, StructuredContent: te, Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
+}
+
+// errorSchema describes the structured content of a failed call.
+var errorSchema = func() *jsonschema.Schema {
+	s, err := jsonschema.For[ToolError](nil)
+	if err != nil {
+		panic(err)
+	}
+	portable(s)
+	s.Description = "A failed call (isError is true): what went wrong, and a code: invalid_argument, not_found, conflict, permission_denied, unauthenticated, too_large, unavailable or internal."
+	return s
+}()
+
+// withErrorBranch makes an output schema admit the {error, code} of a failed
+// call. Clients validate structured content against the output schema even
+// on error results (the TypeScript SDK does), so a schema that only described
+// success would turn every tool error into a protocol error the model never
+// sees.
+func withErrorBranch(out *jsonschema.Schema) *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "object", AnyOf: []*jsonschema.Schema{out, errorSchema}}
 }
 
 // callerError logs an internal error and replaces it with one safe to show.
@@ -97,7 +159,7 @@ type ToolError struct {
 // {error, code} content of DESIGN.md. Errors from Atrium's handlers keep their
 // code; the only other errors in a result are the SDK's own argument checks,
 // which are the caller's mistakes: invalid_argument.
-func structuredErrors(log *slog.Logger) mcp.Middleware {
+func structuredErrors() mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			res, err := next(ctx, method, req)
@@ -117,12 +179,7 @@ func structuredErrors(log *slog.Logger) mcp.Middleware {
 			default:
 				te.Error = "invalid arguments: " + cause.Error()
 			}
-			text, jerr := json.Marshal(te)
-			if jerr != nil {
-				log.Error("marshal tool error", "err", jerr)
-				return res, err
-			}
-			return &mcp.CallToolResult{IsError: true, StructuredContent: te, Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}, nil
+			return errorResult(&atrium.Error{Code: te.Code, Message: te.Error, Details: te.Details}), nil
 		}
 	}
 }

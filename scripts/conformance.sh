@@ -1,2 +1,141 @@
 #!/usr/bin/env bash
-echo "conformance: not written yet" >&2; exit 1
+# Runs the official MCP conformance suite (@modelcontextprotocol/conformance,
+# pinned in interop/package.json) against a real `atrium serve`, twice:
+#
+#   1. with the conformance fixtures (--toolsets all,conformance): the whole
+#      suite (--suite all) must end with "44 passed, 0 failed";
+#   2. with the default toolsets: every scenario that needs no fixture must pass,
+#      so that the fixtures cannot hide a failure of the real surface.
+#
+# Usage: scripts/conformance.sh [path/to/atrium]   (make conformance)
+# Needs `cd interop && npm ci` first (make interop-deps). Results are written
+# under ./conformance-results/RUN (gitignored). Only 127.0.0.1 is contacted.
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=${1:-bin/atrium}
+[[ $bin == /* ]] || bin="$root/$bin"
+want_full="44 passed, 0 failed"
+# Scenarios of the default suite that any MCP server can pass: they call no
+# fixture by name (see `conformance list --server` and the scenario code).
+default_scenarios=(
+	server-initialize logging-set-level ping tools-list resources-list
+	resources-subscribe resources-unsubscribe prompts-list
+	server-sse-multiple-streams dns-rebinding-protection
+)
+
+# Node 24 and the conformance CLI come from interop/node_modules: the
+# machine's Node may be too old for the suite.
+export PATH="$root/interop/node_modules/.bin:$PATH"
+for tool in node conformance; do
+	if ! command -v "$tool" >/dev/null; then
+		echo "conformance: $tool not found in interop/node_modules/.bin; run: make interop-deps" >&2
+		exit 2
+	fi
+done
+if (($(node -p 'process.versions.node.split(".")[0]') < 24)); then
+	echo "conformance: $(command -v node) is Node $(node --version); the suite needs 24 or later: run make interop-deps" >&2
+	exit 2
+fi
+if [[ ! -x $bin ]]; then
+	echo "conformance: no atrium binary at $bin; run: make build" >&2
+	exit 2
+fi
+
+results="$root/conformance-results/$(date -u +%Y%m%dT%H%M%SZ)"
+mkdir -p "$results"
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+	local pid
+	for pid in "${pids[@]}"; do
+		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# plain drops the suite's terminal colours, so that its lines can be matched.
+plain() { sed -e $'s/\x1b\\[[0-9;]*m//g'; }
+
+# start NAME ARGS... starts `atrium serve` with a fresh data dir on a loopback
+# port the kernel picks (port 0: no race with other programs for a port found
+# free beforehand), waits for its "listening on URL" line and sets $url to its
+# MCP endpoint.
+start() {
+	local name=$1 log base i
+	shift
+	log="$results/$name-server.log"
+	mkdir -p "$tmp/$name"
+	"$bin" --data-dir "$tmp/$name" serve --addr 127.0.0.1:0 --auth none "$@" >"$log" 2>&1 &
+	pids+=($!)
+	for ((i = 0; i < 100; i++)); do
+		base=$(sed -n 's|^listening on \(http://127\.0\.0\.1:[0-9][0-9]*\)$|\1|p' "$log" 2>/dev/null)
+		if [[ -n $base ]]; then
+			url="$base/mcp"
+			echo "conformance: $name server at $url (log: ${log#"$root"/})"
+			return 0
+		fi
+		if ! kill -0 "${pids[-1]}" 2>/dev/null; then
+			break
+		fi
+		sleep 0.1
+	done
+	echo "conformance: the $name server did not start; its log:" >&2
+	cat "$log" >&2
+	return 1
+}
+
+failures=()
+summary=()
+
+# 1. Every scenario, against the fixtures.
+if start fixtures --toolsets all,conformance; then
+	out="$results/full-suite.txt"
+	echo "conformance: running the full suite (--suite all)…"
+	conformance server --url "$url" --suite all -o "$results/full" 2>&1 | plain >"$out"
+	rc=${PIPESTATUS[0]}
+	total=$(grep -E '^Total: ' "$out" | tail -n 1)
+	# Per-scenario lines of the suite's own summary, for the record.
+	sed -n '/=== SUMMARY ===/,$p' "$out"
+	if [[ $rc -eq 0 && $total == "Total: $want_full" ]]; then
+		summary+=("PASS  full suite with fixtures: ${total#Total: }")
+	else
+		summary+=("FAIL  full suite with fixtures: ${total:-no total} (exit $rc; want $want_full; see ${out#"$root"/})")
+		failures+=("full suite")
+	fi
+else
+	summary+=("FAIL  full suite with fixtures: the server did not start")
+	failures+=("fixtures server")
+fi
+
+# 2. Fixture-free scenarios, against the default toolsets.
+if start default; then
+	for scenario in "${default_scenarios[@]}"; do
+		out="$results/default-$scenario.txt"
+		conformance server --url "$url" --scenario "$scenario" -o "$results/default" 2>&1 | plain >"$out"
+		rc=${PIPESTATUS[0]}
+		# A single scenario ends with "Passed: X/Y, 0 failed, …"; the exit
+		# status is what counts, the line is for the summary.
+		line=$(grep -E '^(Passed|Total):' "$out" | tail -n 1)
+		if [[ $rc -eq 0 ]] && ! grep -qE '(^|[^0-9])[1-9][0-9]* failed' <<<"$line"; then
+			summary+=("PASS  default toolsets, $scenario: ${line:-ok}")
+		else
+			summary+=("FAIL  default toolsets, $scenario: ${line:-no result} (exit $rc; see ${out#"$root"/})")
+			failures+=("$scenario")
+		fi
+	done
+else
+	summary+=("FAIL  default toolsets: the server did not start")
+	failures+=("default server")
+fi
+
+echo
+echo "=== Atrium conformance summary (results in ${results#"$root"/}) ==="
+printf '%s\n' "${summary[@]}"
+if ((${#failures[@]})); then
+	echo "conformance: FAILED: ${failures[*]}"
+	exit 1
+fi
+echo "conformance: OK: full suite $want_full; ${#default_scenarios[@]} default-toolset scenarios passed"

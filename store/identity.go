@@ -248,3 +248,80 @@ func (tx *Tx) SetMeta(ctx context.Context, key, value string) error {
 	_, err := tx.exec(ctx, "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", key, value)
 	return err
 }
+
+// A Grant is what a token or a local handle is allowed in one workspace.
+type Grant struct {
+	TokenID   int64 // 0 for a local handle
+	Revoked   bool
+	BoundTo   string // the workspace a token is bound to, or ""
+	Principal atrium.Principal
+	Workspace atrium.Workspace // ID 0: no such workspace
+	Role      atrium.Role      // "": not a member
+}
+
+// TokenGrant resolves the token whose secret hashes to hash in workspace (empty:
+// the token's own workspace, else "default"), in one statement: it is on the
+// path of every HTTP request. A token bound to another workspace than the one
+// asked for comes back with Workspace for its own; the caller refuses it.
+func (tx *Tx) TokenGrant(ctx context.Context, hash, workspace string) (Grant, error) {
+	if workspace == "" {
+		workspace = atrium.DefaultWorkspace
+	}
+	var (
+		g                   Grant
+		revoked, wsID, wsAt sql.NullInt64
+		bound, wsName, role sql.NullString
+		kind                string
+		pAt                 int64
+	)
+	err := tx.queryRow(ctx, `SELECT t.id, t.revoked_at, bw.name, p.id, p.handle, p.kind, p.display_name, p.created_at, w.id, w.name, w.created_at, m.role
+		FROM tokens t
+		JOIN principals p ON p.id = t.principal_id
+		LEFT JOIN workspaces bw ON bw.id = t.workspace_id
+		LEFT JOIN workspaces w ON w.id = COALESCE(t.workspace_id, (SELECT id FROM workspaces WHERE name = ?))
+		LEFT JOIN memberships m ON m.workspace_id = w.id AND m.principal_id = p.id
+		WHERE t.hash = ?`, workspace, hash).Scan(&g.TokenID, &revoked, &bound, &g.Principal.ID, &g.Principal.Handle, &kind, &g.Principal.DisplayName, &pAt, &wsID, &wsName, &wsAt, &role)
+	if errors.Is(err, sql.ErrNoRows) {
+		return g, atrium.Errorf(atrium.ENotFound, "token not found")
+	}
+	if err != nil {
+		return g, err
+	}
+	g.Revoked, g.BoundTo = revoked.Valid, bound.String
+	g.Principal.Kind, g.Principal.CreatedAt = atrium.PrincipalKind(kind), fromMicros(pAt)
+	if wsID.Valid {
+		g.Workspace = atrium.Workspace{ID: wsID.Int64, Name: wsName.String, CreatedAt: fromMicros(wsAt.Int64)}
+	}
+	g.Role = atrium.Role(role.String)
+	return g, nil
+}
+
+// HandleGrant resolves principal handle in workspace in one statement. A
+// missing principal is not_found; a missing workspace or membership comes
+// back as a zero Workspace or empty Role.
+func (tx *Tx) HandleGrant(ctx context.Context, handle, workspace string) (Grant, error) {
+	var (
+		g            Grant
+		wsID, wsAt   sql.NullInt64
+		wsName, role sql.NullString
+		kind         string
+		pAt          int64
+	)
+	err := tx.queryRow(ctx, `SELECT p.id, p.handle, p.kind, p.display_name, p.created_at, w.id, w.name, w.created_at, m.role
+		FROM principals p
+		LEFT JOIN workspaces w ON w.name = ?
+		LEFT JOIN memberships m ON m.workspace_id = w.id AND m.principal_id = p.id
+		WHERE p.handle = ?`, workspace, handle).Scan(&g.Principal.ID, &g.Principal.Handle, &kind, &g.Principal.DisplayName, &pAt, &wsID, &wsName, &wsAt, &role)
+	if errors.Is(err, sql.ErrNoRows) {
+		return g, atrium.Errorf(atrium.ENotFound, "principal %q not found", handle)
+	}
+	if err != nil {
+		return g, err
+	}
+	g.Principal.Kind, g.Principal.CreatedAt = atrium.PrincipalKind(kind), fromMicros(pAt)
+	if wsID.Valid {
+		g.Workspace = atrium.Workspace{ID: wsID.Int64, Name: wsName.String, CreatedAt: fromMicros(wsAt.Int64)}
+	}
+	g.Role = atrium.Role(role.String)
+	return g, nil
+}

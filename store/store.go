@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
@@ -66,7 +67,9 @@ type DB struct {
 	instance string // tells this process's notifications from other replicas'
 	broker   *broker
 
-	rebinds sync.Map // query text → PostgreSQL form
+	rebinds sync.Map     // query text → PostgreSQL form
+	stmts   sync.Map     // stmtKey → *sql.Stmt
+	nstmts  atomic.Int64 // entries in stmts
 
 	stop context.CancelFunc
 	wg   sync.WaitGroup
@@ -196,6 +199,10 @@ func (db *DB) Close() error {
 
 func (db *DB) closeConns() error {
 	var errs []error
+	db.stmts.Range(func(_, v any) bool {
+		errs = append(errs, v.(*sql.Stmt).Close())
+		return true
+	})
 	if db.r != nil && db.r != db.w {
 		errs = append(errs, db.r.Close())
 	}
@@ -212,7 +219,7 @@ func (db *DB) Update(ctx context.Context, fn func(*Tx) error) (err error) {
 	if err != nil {
 		return db.wrapBusy(fmt.Errorf("begin: %w", err))
 	}
-	tx := &Tx{db: db, tx: sqltx, now: db.now(), write: true}
+	tx := &Tx{db: db, tx: sqltx, pool: db.w, now: db.now(), write: true}
 	done := false
 	defer func() {
 		if !done {
@@ -242,7 +249,7 @@ func (db *DB) View(ctx context.Context, fn func(*Tx) error) error {
 		return db.wrapBusy(fmt.Errorf("begin read: %w", err))
 	}
 	defer sqltx.Rollback()
-	return fn(&Tx{db: db, tx: sqltx, now: db.now()})
+	return fn(&Tx{db: db, tx: sqltx, pool: db.r, now: db.now()})
 }
 
 // wrapBusy turns a database that stays locked past the busy timeout into an
@@ -255,10 +262,19 @@ func (db *DB) wrapBusy(err error) error {
 	return err
 }
 
-// A Tx is one transaction. Its methods are the store's queries.
+// Read runs fn outside a transaction: each statement sees the latest commit on
+// its own. It saves the round trips of BEGIN and COMMIT on hot paths whose
+// reads are one statement (authentication); anything that reads twice and
+// needs both to agree uses View.
+func (db *DB) Read(ctx context.Context, fn func(*Tx) error) error {
+	return fn(&Tx{db: db, pool: db.r, now: db.now()})
+}
+
+// A Tx is one transaction (or, from Read, none). Its methods are the store's queries.
 type Tx struct {
 	db     *DB
-	tx     *sql.Tx
+	tx     *sql.Tx // nil from Read
+	pool   *sql.DB // where tx runs, or where Read's statements do
 	now    time.Time
 	write  bool
 	events []atrium.Event
@@ -271,15 +287,94 @@ func (tx *Tx) Now() time.Time { return tx.now }
 func (tx *Tx) Engine() Engine { return tx.db.engine }
 
 func (tx *Tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return tx.tx.ExecContext(ctx, tx.db.rebind(q), args...)
+	st, err := tx.stmt(ctx, q)
+	switch {
+	case err != nil:
+		return nil, err
+	case st != nil:
+		return st.ExecContext(ctx, args...)
+	}
+	return tx.plain().ExecContext(ctx, tx.db.rebind(q), args...)
 }
 
 func (tx *Tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return tx.tx.QueryContext(ctx, tx.db.rebind(q), args...)
+	st, err := tx.stmt(ctx, q)
+	switch {
+	case err != nil:
+		return nil, err
+	case st != nil:
+		return st.QueryContext(ctx, args...)
+	}
+	return tx.plain().QueryContext(ctx, tx.db.rebind(q), args...)
 }
 
 func (tx *Tx) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	return tx.tx.QueryRowContext(ctx, tx.db.rebind(q), args...)
+	if st, err := tx.stmt(ctx, q); err == nil && st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	// Unprepared, or the prepare failed: the driver reports the error from Scan.
+	return tx.plain().QueryRowContext(ctx, tx.db.rebind(q), args...)
+}
+
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (tx *Tx) plain() querier {
+	if tx.tx != nil {
+		return tx.tx
+	}
+	return tx.pool
+}
+
+// stmt returns q prepared on SQLite's read pool, or nil where statements are
+// not cached: SQLite's driver would otherwise parse and plan every query on
+// every call — most of the cost of a small read — and database/sql keeps one
+// prepared statement per connection. Write transactions hold the only writer
+// connection, so preparing beside them would wait forever; pgx caches
+// statements itself.
+func (tx *Tx) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	if tx.db.engine != SQLite || tx.pool != tx.db.r {
+		return nil, nil
+	}
+	st, err := tx.db.prepared(ctx, tx.pool, q)
+	if err != nil || tx.tx == nil {
+		return st, err
+	}
+	return tx.tx.StmtContext(ctx, st), nil
+}
+
+type stmtKey struct {
+	pool *sql.DB
+	q    string
+}
+
+// maxStmts bounds the statement cache; queries are constants, so it only
+// protects against a bug that builds unbounded query text.
+const maxStmts = 1000
+
+func (db *DB) prepared(ctx context.Context, pool *sql.DB, q string) (*sql.Stmt, error) {
+	k := stmtKey{pool, q}
+	if v, ok := db.stmts.Load(k); ok {
+		return v.(*sql.Stmt), nil
+	}
+	st, err := pool.PrepareContext(context.WithoutCancel(ctx), db.rebind(q))
+	if err != nil {
+		return nil, err
+	}
+	if db.nstmts.Add(1) > maxStmts {
+		db.nstmts.Add(-1)
+		db.log.Warn("statement cache full; not caching", "query", q)
+		return st, nil // leaks one statement per call past the cap, on purpose visible in logs
+	}
+	if prev, loaded := db.stmts.LoadOrStore(k, st); loaded {
+		st.Close()
+		db.nstmts.Add(-1)
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
 }
 
 // rebind turns the '?' placeholders every query is written with into

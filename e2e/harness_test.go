@@ -1,0 +1,289 @@
+// Package e2e drives the real atrium binary: it builds it once, starts it as
+// `serve` or `mcp`, and talks to it with the go-sdk client over every
+// transport, with the CLI, and with the real Node clients (mcporter, the MCP
+// Inspector).
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var binary string // the atrium binary under test
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "atrium-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "atrium")
+	build := exec.Command("go", "build", "-o", binary, "github.com/atrium-hq/atrium/cmd/atrium")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build atrium:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// server is a running `atrium serve`.
+type server struct {
+	URL        string // http://127.0.0.1:PORT
+	AdminToken string // printed on first start with --auth token
+	DataDir    string
+	DB         string // --db, when set
+	cmd        *exec.Cmd
+	stderr     *syncBuffer
+	done       chan error
+}
+
+// MCP is the Streamable HTTP endpoint.
+func (s *server) MCP() string { return s.URL + "/mcp" }
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+var tokenRE = regexp.MustCompile(`atr_[A-Z0-9]+`)
+
+// startServe starts `atrium serve` on a free loopback port with a fresh data
+// folder (and db, if not empty) and stops it when t ends.
+func startServe(t testing.TB, db string, args ...string) *server {
+	t.Helper()
+	s := &server{DataDir: t.TempDir(), DB: db, stderr: &syncBuffer{}, done: make(chan error, 1)}
+	full := append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)
+	s.cmd = exec.Command(binary, s.globalArgs(full...)...)
+	s.cmd.Env = cleanEnv()
+	s.cmd.Stderr = s.stderr
+	out, err := s.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { s.done <- s.cmd.Wait() }()
+	t.Cleanup(func() { s.stop(t) })
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if u, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
+				lines <- u
+			}
+		}
+		io.Copy(io.Discard, out)
+	}()
+	select {
+	case s.URL = <-lines:
+	case err := <-s.done:
+		t.Fatalf("atrium serve exited: %v\n%s", err, s.stderr)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("atrium serve did not start\n%s", s.stderr)
+	}
+	// The first-start banner goes to stderr just before the stdout line; give
+	// the pipe a moment to deliver it.
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if s.AdminToken = tokenRE.FindString(s.stderr.String()); s.AdminToken != "" || strings.Contains(s.stderr.String(), "auth=none") {
+			break
+		}
+	}
+	return s
+}
+
+func (s *server) globalArgs(args ...string) []string {
+	g := []string{"--data-dir", s.DataDir}
+	if s.DB != "" {
+		g = append(g, "--db", s.DB)
+	}
+	return append(g, args...)
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (s *server) stop(t testing.TB) {
+	if s.cmd.ProcessState != nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-s.done:
+		s.done <- err
+		if err != nil {
+			t.Errorf("atrium serve exited with %v\n%s", err, s.stderr)
+		}
+	case <-time.After(20 * time.Second):
+		s.cmd.Process.Kill()
+		t.Errorf("atrium serve did not stop on SIGTERM\n%s", s.stderr)
+	}
+}
+
+// cli runs an atrium command against the server's store.
+func (s *server) cli(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return runAtrium(t, env, s.globalArgs(args...)...)
+}
+
+// runAtrium runs the binary and returns its output and exit code.
+func runAtrium(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = append(cleanEnv(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		t.Fatalf("run atrium %v: %v", args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// cleanEnv is the test's environment without ATRIUM_ variables, so that the
+// developer's own settings never leak into a test.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "ATRIUM_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// bearer is an HTTP client that sends a token (and optionally a workspace).
+func bearer(token, workspace string) *http.Client {
+	return &http.Client{Transport: &headerTransport{token: token, workspace: workspace}}
+}
+
+type headerTransport struct{ token, workspace string }
+
+func (h *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	if h.token != "" {
+		r.Header.Set("Authorization", "Bearer "+h.token)
+	}
+	if h.workspace != "" {
+		r.Header.Set("X-Atrium-Workspace", h.workspace)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func newClient() *mcp.Client {
+	return mcp.NewClient(&mcp.Implementation{Name: "atrium-e2e", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+}
+
+// connectHTTP opens a Streamable HTTP session; version "" lets the client
+// negotiate (2026-07-28), "2025-11-25" forces a 2025-era session.
+func connectHTTP(t *testing.T, endpoint, token, version string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := tryConnectHTTP(endpoint, token, version)
+	if err != nil {
+		t.Fatalf("connect %s: %v", endpoint, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func tryConnectHTTP(endpoint, token, version string) (*mcp.ClientSession, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var opts *mcp.ClientSessionOptions
+	if version != "" {
+		opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	return newClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: bearer(token, ""), MaxRetries: -1}, opts)
+}
+
+func connectSSE(t *testing.T, endpoint, token string) *mcp.ClientSession {
+	t.Helper()
+	// The SSE client keeps its event stream on the context it connects with.
+	cs, err := newClient().Connect(context.Background(), &mcp.SSEClientTransport{Endpoint: endpoint, HTTPClient: bearer(token, "")}, nil)
+	if err != nil {
+		t.Fatalf("connect SSE %s: %v", endpoint, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// connectStdio starts `atrium mcp` with env and opens a session to it.
+func connectStdio(t *testing.T, env []string, args ...string) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.Command(binary, append(args, "mcp")...)
+	cmd.Env = append(cleanEnv(), env...)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	cs, err := newClient().Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("start atrium mcp: %v\n%s", err, stderr)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// structured returns a tool result's structured content as a map.
+func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
+	t.Helper()
+	m, ok := asMap(res.StructuredContent)
+	if !ok {
+		t.Fatalf("structured content = %#v", res.StructuredContent)
+	}
+	return m
+}
+
+func asMap(v any) (map[string]any, bool) {
+	m, ok := v.(map[string]any)
+	return m, ok
+}
+
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if args == nil {
+		args = map[string]any{}
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("call %s: %v", name, err)
+	}
+	return res
+}

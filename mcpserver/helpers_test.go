@@ -1,0 +1,49 @@
+package mcpserver_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/identity"
+	"github.com/atrium-hq/atrium/store"
+	"github.com/atrium-hq/atrium/store/storetest"
+)
+
+// mustActor is a local agent in the default workspace of a fresh SQLite store.
+func mustActor(tb testing.TB) *atrium.Actor {
+	tb.Helper()
+	ctx := context.Background()
+	svc := identity.New(storetest.MustOpen(tb, store.SQLite, nil), nil)
+	tb.Cleanup(svc.Close)
+	if _, err := svc.Bootstrap(ctx, false); err != nil {
+		tb.Fatal(err)
+	}
+	a, err := svc.LocalActor(ctx, "tester", "", atrium.KindAgent)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return a
+}
+
+// connectInMemory opens a client session to server over in-memory transports.
+func connectInMemory(tb testing.TB, server *mcp.Server) *mcp.ClientSession {
+	tb.Helper()
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(ctx, st, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		cs.Close()
+		ss.Wait()
+	})
+	return cs
+}

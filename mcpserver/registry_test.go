@@ -1,0 +1,160 @@
+package mcpserver_test
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/mcpserver"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// everyTool is every tool of every toolset, the opt-in ones included.
+func everyTool(t *testing.T) []*mcpserver.Tool {
+	t.Helper()
+	s, err := mcpserver.New(mcpserver.Config{Toolsets: []string{"all", "conformance"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s.Tools()
+}
+
+func TestEveryToolIsDescribedAndAnnotated(t *testing.T) {
+	for _, tool := range everyTool(t) {
+		d := tool.Def
+		t.Run(d.Name, func(t *testing.T) {
+			if d.Description == "" || d.Title == "" {
+				t.Errorf("title %q, description %q: both are required", d.Title, d.Description)
+			}
+			a := d.Annotations
+			if a == nil {
+				t.Fatal("no annotations")
+			}
+			if a.DestructiveHint == nil || a.OpenWorldHint == nil {
+				t.Errorf("destructiveHint and openWorldHint must be set on purpose: %+v", a)
+			}
+			if a.ReadOnlyHint && a.DestructiveHint != nil && *a.DestructiveHint {
+				t.Error("a read-only tool cannot be destructive")
+			}
+			if a.Title == "" {
+				t.Error("annotations.title is empty")
+			}
+			if d.InputSchema == nil {
+				t.Error("no input schema")
+			}
+			if tool.Toolset == "" {
+				t.Error("no toolset")
+			}
+			if !tool.Need.Valid() {
+				t.Errorf("needed role %q is not a role", tool.Need)
+			}
+			if !a.ReadOnlyHint && tool.Need == atrium.RoleReader && tool.Toolset != "conformance" {
+				t.Error("a tool that writes must need more than the reader role")
+			}
+		})
+	}
+}
+
+// Each tool's definition is a golden file, so that a change to a name, schema,
+// description or annotation shows in review. Rewrite with -update.
+func TestToolDefinitionsGolden(t *testing.T) {
+	tools := everyTool(t)
+	dir := filepath.Join("testdata", "tools")
+	seen := map[string]bool{}
+	for _, tool := range tools {
+		name := tool.Def.Name + ".json"
+		seen[name] = true
+		got, err := json.MarshalIndent(tool.Def, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, '\n')
+		path := filepath.Join(dir, name)
+		if *update {
+			if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Errorf("%s: no golden file (run go test ./mcpserver -run Golden -update): %v", tool.Def.Name, err)
+			continue
+		}
+		if diff := cmp.Diff(string(want), string(got)); diff != "" {
+			t.Errorf("%s definition changed (-golden +now); run with -update if intended:\n%s", tool.Def.Name, diff)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !seen[e.Name()] {
+			if *update {
+				os.Remove(filepath.Join(dir, e.Name()))
+				continue
+			}
+			t.Errorf("golden file %s has no tool", e.Name())
+		}
+	}
+}
+
+func TestToolsetSelection(t *testing.T) {
+	names := func(s *mcpserver.Server) []string {
+		var out []string
+		for _, tool := range s.Tools() {
+			out = append(out, tool.Def.Name)
+		}
+		return out
+	}
+	def, err := mcpserver.New(mcpserver.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer def.Close()
+	if !slices.Contains(names(def), "whoami") || slices.Contains(def.ToolsetNames(), "conformance") {
+		t.Errorf("default toolsets %v with tools %v: want core on, conformance off", def.ToolsetNames(), names(def))
+	}
+	withFixtures, err := mcpserver.New(mcpserver.Config{Toolsets: mcpserver.ParseToolsets("all, conformance")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer withFixtures.Close()
+	if !slices.Contains(withFixtures.ToolsetNames(), "conformance") {
+		t.Errorf("all,conformance gave %v", withFixtures.ToolsetNames())
+	}
+	// Core stays on whatever is asked for.
+	only, err := mcpserver.New(mcpserver.Config{Toolsets: []string{"conformance"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer only.Close()
+	if !slices.Contains(names(only), "whoami") {
+		t.Errorf("--toolsets conformance dropped whoami: %v", names(only))
+	}
+	if _, err := mcpserver.New(mcpserver.Config{Toolsets: []string{"nope"}}); atrium.ErrorCode(err) != atrium.EInvalid {
+		t.Errorf("unknown toolset: %v, want invalid_argument", err)
+	}
+	ro, err := mcpserver.New(mcpserver.Config{Toolsets: []string{"all", "conformance"}, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	for _, tool := range ro.Tools() {
+		if !tool.ReadOnly() {
+			t.Errorf("--read-only kept %s", tool.Def.Name)
+		}
+	}
+	if !slices.Contains(names(ro), "whoami") {
+		t.Error("--read-only dropped whoami")
+	}
+}
