@@ -271,7 +271,8 @@ func TestBadArgumentsAreInvalidArgument(t *testing.T) {
 	}
 }
 
-// metric reads one unlabelled value from /metrics.
+// metric reads the value of one series (a name, with its labels if it has
+// any) from /metrics, or fails.
 func metric(t *testing.T, srv *server, name string) float64 {
 	t.Helper()
 	res, err := http.Get(srv.URL + "/metrics")

@@ -78,6 +78,7 @@ func conformanceToolset(s *Server) *Toolset {
 				enumsSchema),
 			schemaFixture(),
 			reconnectionFixture(),
+			slowFixture(),
 		},
 		Resources: []Resource{
 			{Def: &mcp.Resource{URI: staticTextURI, Name: "static-text", Title: "Static text", Description: "A fixed text resource. A conformance-suite fixture.", MIMEType: "text/plain"},
@@ -423,6 +424,35 @@ func reconnectionFixture() *Tool {
 }
 
 // sleep waits d, or until ctx ends (the client cancelled the call).
+// SlowInput is how long test_slow takes.
+type SlowInput struct {
+	MS int `json:"ms" jsonschema:"how long to take, in milliseconds (at most 10000)"`
+}
+
+// SlowOutput reports how long test_slow took.
+type SlowOutput struct {
+	SleptMS int `json:"slept_ms" jsonschema:"the milliseconds slept"`
+}
+
+// slowFixture is not the suite's: it is Atrium's own fixture for what only a
+// call in flight shows — graceful shutdown, cancellation, timeouts.
+func slowFixture() *Tool {
+	return newTool(&mcp.Tool{
+		Name:        "test_slow",
+		Title:       "Slow call",
+		Description: "Takes ms milliseconds (at most 10000) to answer, or stops when cancelled. For testing shutdown, cancellation and timeouts.",
+		Annotations: readOnly("Slow call"),
+	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in SlowInput) (SlowOutput, error) {
+		if in.MS < 0 || in.MS > 10000 {
+			return SlowOutput{}, atrium.Errorf(atrium.EInvalid, "ms must be between 0 and 10000, not %d", in.MS)
+		}
+		if err := sleep(ctx, time.Duration(in.MS)*time.Millisecond); err != nil {
+			return SlowOutput{}, err
+		}
+		return SlowOutput{SleptMS: in.MS}, nil
+	})
+}
+
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()

@@ -16,10 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/identity"
 	"github.com/atrium-hq/atrium/mcpserver"
-	"github.com/atrium-hq/atrium/store"
-	"github.com/atrium-hq/atrium/store/storetest"
 )
 
 // fixtureClient records what the server sends a client on its own initiative
@@ -48,16 +45,7 @@ func (fc *fixtureClient) answerElicitation(content map[string]any) {
 func connectFixtures(t *testing.T) (*mcp.ClientSession, *fixtureClient) {
 	t.Helper()
 	ctx := t.Context()
-	db := storetest.MustOpen(t, store.SQLite, nil)
-	ids := identity.New(db, nil)
-	t.Cleanup(ids.Close)
-	if _, err := ids.Bootstrap(ctx, false); err != nil {
-		t.Fatal(err)
-	}
-	actor, err := ids.LocalActor(ctx, "conformance-test", "", atrium.KindAgent)
-	if err != nil {
-		t.Fatal(err)
-	}
+	actor := mustActor(t)
 	s, err := mcpserver.New(mcpserver.Config{Toolsets: []string{"all", "conformance"}, Actor: actor})
 	if err != nil {
 		t.Fatal(err)
