@@ -48,6 +48,10 @@ type Config struct {
 	Logger        *slog.Logger
 }
 
+// streamLinger is how long shutdown waits between the last answer and the
+// closing of event streams.
+const streamLinger = 250 * time.Millisecond
+
 // Server is Atrium's HTTP server.
 type Server struct {
 	cfg      Config
@@ -129,6 +133,13 @@ func (s *Server) shutdown() error {
 	defer tick.Stop()
 	for s.inflight.Load() > 0 && ctx.Err() == nil {
 		<-tick.C
+	}
+	// Let clients read the last answers before their event streams end: a
+	// client that sees its stream close first may fail a call whose result
+	// is already on the wire.
+	select {
+	case <-time.After(streamLinger):
+	case <-ctx.Done():
 	}
 	if s.cfg.CloseStreams != nil {
 		s.cfg.CloseStreams()

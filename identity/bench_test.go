@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
 )
 
@@ -13,7 +12,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 	for _, e := range storetest.Engines {
 		b.Run(string(e), func(b *testing.B) {
 			ctx := context.Background()
-			svc := mustServiceTB(b, e)
+			svc := newSvc(b, storetest.MustOpen(b, e, nil))
 			boot, err := svc.Bootstrap(ctx, true)
 			if err != nil {
 				b.Fatal(err)
@@ -26,8 +25,4 @@ func BenchmarkAuthenticate(b *testing.B) {
 			}
 		})
 	}
-}
-
-func mustServiceTB(tb testing.TB, e store.Engine) *identitySvc {
-	return newSvc(tb, storetest.MustOpen(tb, e, nil))
 }

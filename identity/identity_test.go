@@ -11,8 +11,6 @@ import (
 	"github.com/atrium-hq/atrium/store/storetest"
 )
 
-type identitySvc = identity.Service
-
 func mustService(t *testing.T, e store.Engine) *identity.Service {
 	t.Helper()
 	return newSvc(t, storetest.MustOpen(t, e, nil))
