@@ -412,3 +412,34 @@ func TestAuthNone(t *testing.T) {
 		t.Fatalf("--auth none on 0.0.0.0: exit %d, %s; want a refusal naming loopback", code, errOut)
 	}
 }
+
+func TestRequestBodyLimit(t *testing.T) {
+	srv := startServe(t, "")
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{"pad":"` + strings.Repeat("x", 5<<20) + `"}}}`
+	for _, h := range []map[string]string{{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call"}, nil} {
+		res := rawPost(t, srv.MCP(), srv.AdminToken, h, big)
+		if res.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Errorf("5 MiB body (headers %v): status %d, want 413", h, res.StatusCode)
+		}
+	}
+}
+
+func TestReadOnlyListsOnlyReadOnlyTools(t *testing.T) {
+	srv := startServe(t, "", "--read-only", "--toolsets", "all,conformance")
+	cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n := 0
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if tool.Annotations == nil || !tool.Annotations.ReadOnlyHint {
+			t.Errorf("--read-only lists %s", tool.Name)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no tools listed")
+	}
+}
