@@ -45,6 +45,7 @@ type Server struct {
 	sdkLog   *slog.Logger
 	toolsets []*Toolset
 	tools    []*Tool
+	defs     map[string]*mcp.Tool // tool definitions as listed, by name
 
 	ctx    context.Context // ends background work of the built servers
 	cancel context.CancelFunc
@@ -67,6 +68,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.toolsets = enabled
+	s.defs = map[string]*mcp.Tool{}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	for _, ts := range enabled {
 		for _, t := range ts.Tools {
@@ -75,6 +77,7 @@ func New(cfg Config) (*Server, error) {
 				continue
 			}
 			s.tools = append(s.tools, t)
+			s.defs[t.Def.Name] = t.Def
 		}
 	}
 	if cfg.Metrics != nil {
@@ -158,7 +161,7 @@ func (s *Server) build(ws atrium.Workspace) *mcp.Server {
 			Completions: &mcp.CompletionCapabilities{},
 		},
 	})
-	ms.AddReceivingMiddleware(s.recoverPanics, s.observe, structuredErrors())
+	ms.AddReceivingMiddleware(s.recoverPanics, s.observe, structuredErrors(), s.advertiseErrors)
 	for _, t := range s.tools {
 		t.add(s, ms, ws.ID)
 	}

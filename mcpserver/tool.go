@@ -48,12 +48,17 @@ func newTool[In, Out any](def *mcp.Tool, need atrium.Role, h Handler[In, Out]) *
 	if d.InputSchema == nil {
 		d.InputSchema = portable(in)
 	}
+	// The SDK checks each result against the schema it is given: the success
+	// branch alone, which is all a handler's Out can be. Clients are told the
+	// whole contract, error branch included (see advertiseErrors).
+	registered := d
 	if d.OutputSchema == nil {
-		d.OutputSchema = withErrorBranch(portable(out))
+		registered.OutputSchema = portable(out)
+		d.OutputSchema = withErrorBranch(registered.OutputSchema.(*jsonschema.Schema))
 	}
 	t := &Tool{Def: &d, Need: need}
 	t.add = func(s *Server, ms *mcp.Server, ws int64) {
-		mcp.AddTool(ms, t.Def, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
+		mcp.AddTool(ms, &registered, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
 			defer func() {
 				if p := recover(); p != nil {
 					s.log.Error("tool panicked", "tool", t.Def.Name, "panic", p, "stack", string(debug.Stack()))
@@ -137,6 +142,27 @@ var errorSchema = func() *jsonschema.Schema {
 // sees.
 func withErrorBranch(out *jsonschema.Schema) *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "object", AnyOf: []*jsonschema.Schema{out, errorSchema}}
+}
+
+// advertiseErrors lists each tool with its whole output schema — success or
+// {error, code} — where the SDK holds the success branch it validates against.
+func (s *Server) advertiseErrors(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		list, ok := res.(*mcp.ListToolsResult)
+		if err != nil || !ok {
+			return res, err
+		}
+		out := *list
+		out.Tools = make([]*mcp.Tool, len(list.Tools))
+		for i, t := range list.Tools {
+			if def := s.defs[t.Name]; def != nil {
+				t = def
+			}
+			out.Tools[i] = t
+		}
+		return &out, nil
+	}
 }
 
 // callerError logs an internal error and replaces it with one safe to show.
