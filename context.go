@@ -19,8 +19,8 @@ func ActorFromContext(ctx context.Context) *Actor {
 // that says what is missing.
 func RequireActor(ctx context.Context, need Role) (*Actor, error) {
 	a := ActorFromContext(ctx)
-	if a == nil {
-		return nil, Errorf(EUnauthenticated, "no caller identity: authenticate first")
+	if a == nil || a.Principal.ID == 0 {
+		return nil, Errorf(EUnauthenticated, "this needs a signed-in caller: send a bearer token")
 	}
 	if !a.Role.Allows(need) {
 		return nil, Errorf(EPermission, "%s is %s in workspace %s; this needs %s", a.Principal.Handle, a.Role, a.Workspace.Name, need)

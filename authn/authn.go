@@ -30,11 +30,27 @@ const (
 // WorkspaceHeader chooses the workspace of a request when the token allows several.
 const WorkspaceHeader = "X-Atrium-Workspace"
 
+// SessionCookie holds a browser's token after it followed a login link.
+const SessionCookie = "atrium_session"
+
 // Authenticator resolves requests to actors.
 type Authenticator struct {
 	Mode     Mode
 	Identity *identity.Service
 	Logger   *slog.Logger
+}
+
+// token is the bearer token of r, or, for browser routes (cookies true), its
+// session cookie. MCP never reads cookies: a browser must not be able to call
+// tools on a user's behalf.
+func token(r *http.Request, cookies bool) string {
+	if t := BearerToken(r); t != "" || !cookies {
+		return t
+	}
+	if c, err := r.Cookie(SessionCookie); err == nil {
+		return c.Value
+	}
+	return ""
 }
 
 // Workspace returns the workspace a request asks for: the {workspace} path
@@ -55,8 +71,12 @@ func BearerToken(r *http.Request) string {
 	return strings.TrimSpace(token)
 }
 
-// Authenticate returns the actor of r.
+// Authenticate returns the actor of r, from its bearer token.
 func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (*atrium.Actor, error) {
+	return a.authenticate(ctx, r, false, false)
+}
+
+func (a *Authenticator) authenticate(ctx context.Context, r *http.Request, cookies, anonymous bool) (*atrium.Actor, error) {
 	ws := Workspace(r)
 	if ws != "" {
 		if err := atrium.ValidateName("workspace name", ws); err != nil {
@@ -70,19 +90,37 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (*atr
 		}
 		return actor, err
 	}
-	token := BearerToken(r)
-	if token == "" {
+	tok := token(r, cookies)
+	if tok == "" && anonymous {
+		w, err := a.Identity.Workspace(ctx, ws)
+		if err != nil {
+			return nil, err
+		}
+		return &atrium.Actor{Workspace: w}, nil // no principal, no role: public pages only
+	}
+	if tok == "" {
 		return nil, atrium.Errorf(atrium.EUnauthenticated, "missing bearer token: send Authorization: Bearer <token> (create one with: atrium token create)")
 	}
-	return a.Identity.Authenticate(ctx, token, ws)
+	return a.Identity.Authenticate(ctx, tok, ws)
 }
 
-// Middleware authenticates every request and puts its actor in the request
-// context; a request that fails gets 401 or 403 with a JSON {error, code} body
-// and goes no further.
+// Middleware authenticates every request by its bearer token and puts its
+// actor in the request context; a request that fails gets 401 or 403 with a
+// JSON {error, code} body and goes no further.
 func (a *Authenticator) Middleware(next http.Handler) http.Handler {
+	return a.middleware(next, false, false)
+}
+
+// Browser is Middleware for browser and REST routes: the token may also come
+// from the session cookie, and a caller with none is anonymous, an actor with
+// no role who may read public pages only.
+func (a *Authenticator) Browser(next http.Handler) http.Handler {
+	return a.middleware(next, true, true)
+}
+
+func (a *Authenticator) middleware(next http.Handler, cookies, anonymous bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		actor, err := a.Authenticate(r.Context(), r)
+		actor, err := a.authenticate(r.Context(), r, cookies, anonymous)
 		if err != nil {
 			if atrium.ErrorCode(err) == atrium.EUnauthenticated {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="atrium"`)

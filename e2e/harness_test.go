@@ -287,3 +287,21 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 	}
 	return res
 }
+
+// newRequest sends one HTTP request with a bearer token and a JSON body.
+func newRequest(method, url, token, body string) (*http.Response, error) {
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err == nil {
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	}
+	return res, err
+}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Tenant isolation, for every tool that exists: a caller in workspace beta
@@ -28,9 +30,32 @@ func TestEveryToolStaysInItsWorkspace(t *testing.T) {
 	}
 	alice, bob := token("alice-marker", "alpha"), token("bob", "beta")
 
-	// Give alpha some history, so that a leak would have something to show.
+	// Give alpha data, so that a leak would have something to show.
 	alphaSession := connectHTTP(t, srv.URL+"/w/alpha/mcp", alice, "2025-11-25")
 	callTool(t, alphaSession, "whoami", nil)
+	secret := "---\naccess: public\n---\n# Secret\n\nalice-marker plans, see [[Other]].\n"
+	if res := callTool(t, alphaSession, "write_page", map[string]any{"path": "Secret.md", "content": secret}); res.IsError {
+		t.Fatalf("seed alpha: %+v", res.Content)
+	}
+	if res := callTool(t, alphaSession, "add_attachment", map[string]any{"page_path": "Secret.md", "file_name": "s.txt", "content_base64": "YWxpY2UtbWFya2Vy"}); res.IsError {
+		t.Fatalf("seed alpha attachment: %+v", res.Content)
+	}
+	// Arguments that aim every tool at alpha's data, by path or by content.
+	aim := map[string]map[string]any{
+		"read_page":             {"path": "Secret.md"},
+		"get_page_links":        {"path": "Secret.md"},
+		"list_page_revisions":   {"path": "Secret.md"},
+		"restore_page_revision": {"path": "Secret.md", "revision": 1},
+		"edit_page":             {"path": "Secret.md", "operations": []map[string]any{{"op": "append", "text": "beta was here"}}},
+		"move_page":             {"source_path": "Secret.md", "destination_path": "Stolen.md"},
+		"delete_page":           {"path": "Secret.md"},
+		"add_attachment":        {"page_path": "Secret.md", "file_name": "x.txt", "content_base64": "eA=="},
+		"search_pages":          {"query": "alice-marker plans secret"},
+		"list_pages":            {"include_private": true, "depth": 10},
+		"get_tree":              {"include_metadata": true},
+		"create_page":           {"title": "Secret"},
+		"write_page":            {"path": "Notes.md", "content": "beta's own page"},
+	}
 
 	betaSession := connectHTTP(t, srv.URL+"/mcp", bob, "")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -47,7 +72,7 @@ func TestEveryToolStaysInItsWorkspace(t *testing.T) {
 	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			res := callTool(t, betaSession, name, nil)
+			res := callTool(t, betaSession, name, aim[name])
 			b, _ := json.Marshal(res)
 			if s := string(b); strings.Contains(s, "alpha") || strings.Contains(s, "alice-marker") {
 				t.Fatalf("%s shows workspace alpha to a caller of beta: %s", name, s)
@@ -74,6 +99,11 @@ func TestEveryToolStaysInItsWorkspace(t *testing.T) {
 			}
 		})
 	}
+	// Nothing beta did reached alpha.
+	after := readPage(t, alphaSession, "Secret.md")
+	if after["content"] != secret || after["revision"] != float64(1) {
+		t.Fatalf("alpha's page changed: %v", after)
+	}
 }
 
 func mergeHeaders(ms ...map[string]string) map[string]string {
@@ -84,4 +114,14 @@ func mergeHeaders(ms ...map[string]string) map[string]string {
 		}
 	}
 	return out
+}
+
+// readPage reads a page through a session and returns read_page's answer.
+func readPage(t *testing.T, cs *mcp.ClientSession, path string) map[string]any {
+	t.Helper()
+	res := callTool(t, cs, "read_page", map[string]any{"path": path})
+	if res.IsError {
+		t.Fatalf("read %s: %+v", path, res.Content)
+	}
+	return structured(t, res)
 }

@@ -396,3 +396,20 @@ func (s *Service) Workspaces(ctx context.Context) ([]atrium.Workspace, error) {
 	})
 	return out, err
 }
+
+// Workspace returns the named workspace ("" for the default). Anonymous
+// readers are told only that they have no access, whether it exists or not.
+func (s *Service) Workspace(ctx context.Context, name string) (atrium.Workspace, error) {
+	if name == "" {
+		name = atrium.DefaultWorkspace
+	}
+	var ws atrium.Workspace
+	err := s.db.Read(ctx, func(tx *store.Tx) (err error) {
+		ws, err = tx.WorkspaceByName(ctx, name)
+		return err
+	})
+	if atrium.ErrorCode(err) == atrium.ENotFound {
+		return ws, atrium.Errorf(atrium.EPermission, "no access to workspace %q", name)
+	}
+	return ws, err
+}

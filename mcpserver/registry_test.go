@@ -158,3 +158,19 @@ func TestToolsetSelection(t *testing.T) {
 		t.Error("--read-only dropped whoami")
 	}
 }
+
+// Building a server registers every tool with the SDK, which checks schemas
+// and panics on a bad one: better here than at a user's first connection.
+func TestEveryToolRegisters(t *testing.T) {
+	s, err := mcpserver.New(mcpserver.Config{Toolsets: []string{"all", "conformance"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	defer func() {
+		if p := recover(); p != nil {
+			t.Fatalf("registering the tools panicked: %v", p)
+		}
+	}()
+	s.ForWorkspace(atrium.Workspace{ID: 1, Name: "default"})
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/metrics"
 )
 
@@ -34,6 +35,15 @@ type Config struct {
 	Actor   *atrium.Actor
 	Logger  *slog.Logger
 	Metrics *metrics.Registry
+
+	// Docs serves the docs toolset; without it the toolset has no tools.
+	Docs *docs.Service
+	// LocalFiles is the folder local callers may attach files from (stdio:
+	// the working folder); empty on HTTP, where file_path is refused.
+	LocalFiles string
+	// Events, when set, subscribes to the store's events so that resource
+	// subscribers hear of changes made through any surface.
+	Events func() (<-chan atrium.Event, func())
 }
 
 // Server builds the MCP servers of Atrium, one per workspace, from the enabled
@@ -79,6 +89,14 @@ func New(cfg Config) (*Server, error) {
 			s.tools = append(s.tools, t)
 			s.defs[t.Def.Name] = t.Def
 		}
+	}
+	if cfg.Events != nil {
+		events, stop := cfg.Events()
+		go func() {
+			<-s.ctx.Done()
+			stop()
+		}()
+		go s.watch(events)
 	}
 	if cfg.Metrics != nil {
 		s.calls = cfg.Metrics.Counter("atrium_mcp_requests_total", "MCP requests handled, by method, tool and outcome.", "method", "tool", "outcome")
@@ -147,7 +165,7 @@ func (s *Server) build(ws atrium.Workspace) *mcp.Server {
 	ms := mcp.NewServer(&mcp.Implementation{Name: "atrium", Title: "Atrium", Version: atrium.Version}, &mcp.ServerOptions{
 		Instructions:       instructions,
 		Logger:             s.sdkLog,
-		CompletionHandler:  s.complete,
+		CompletionHandler:  s.completer(ws.ID),
 		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		// Declared in full so that clients know from the start what may change:
@@ -238,16 +256,28 @@ func rpcError(err error) error {
 	return &jsonrpc.Error{Code: code, Message: atrium.ErrorMessage(err)}
 }
 
-func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-	for _, ts := range s.toolsets {
-		if ts.Complete == nil {
-			continue
+// completer answers completion/complete for the server of workspace ws from
+// the toolsets, with the caller in the context like every other handler.
+func (s *Server) completer(ws int64) func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	return func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+		a, err := s.actor(ctx, req, ws)
+		if err != nil {
+			return nil, rpcError(err)
 		}
-		if res, ok, err := ts.Complete(ctx, req); ok || err != nil {
-			return res, err
+		ctx = atrium.NewContextWithActor(ctx, a)
+		for _, ts := range s.toolsets {
+			if ts.Complete == nil {
+				continue
+			}
+			if res, ok, err := ts.Complete(ctx, req); ok || err != nil {
+				if err != nil {
+					return nil, rpcError(s.callerError("completion/complete", a, err))
+				}
+				return res, nil
+			}
 		}
+		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
 	}
-	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
 }
 
 // recoverPanics keeps a panic in any handler from reaching the client or
@@ -372,7 +402,7 @@ func ParseToolsets(v string) []string {
 
 // allToolsets lists every toolset Atrium has, in the order tools are listed.
 func allToolsets(s *Server) []*Toolset {
-	return []*Toolset{coreToolset(s), conformanceToolset(s)}
+	return []*Toolset{coreToolset(s), docsToolset(s), conformanceToolset(s)}
 }
 
 // quiet passes the SDK's records at warn and above only, unless the operator

@@ -36,26 +36,29 @@ type Handler[In, Out any] func(ctx context.Context, req *mcp.CallToolRequest, in
 // least role that may call it; read-only tools need reader, others writer
 // unless they say more.
 func newTool[In, Out any](def *mcp.Tool, need atrium.Role, h Handler[In, Out]) *Tool {
-	in, err := jsonschema.For[In](nil)
-	if err != nil {
-		panic(fmt.Sprintf("tool %s: input schema: %v", def.Name, err))
-	}
-	out, err := jsonschema.For[Out](nil)
-	if err != nil {
-		panic(fmt.Sprintf("tool %s: output schema: %v", def.Name, err))
-	}
 	d := *def
 	if d.InputSchema == nil {
+		in, err := jsonschema.For[In](nil)
+		if err != nil {
+			panic(fmt.Sprintf("tool %s: input schema: %v", def.Name, err))
+		}
 		d.InputSchema = portable(in)
 	}
 	// The SDK checks each result against the schema it is given: the success
 	// branch alone, which is all a handler's Out can be. Clients are told the
-	// whole contract, error branch included (see advertiseErrors).
+	// whole contract, error branch included (see advertiseErrors). A tool
+	// whose output type is recursive brings its own schema.
 	registered := d
-	if d.OutputSchema == nil {
-		registered.OutputSchema = portable(out)
-		d.OutputSchema = withErrorBranch(registered.OutputSchema.(*jsonschema.Schema))
+	success, _ := d.OutputSchema.(*jsonschema.Schema)
+	if success == nil {
+		out, err := jsonschema.For[Out](nil)
+		if err != nil {
+			panic(fmt.Sprintf("tool %s: output schema: %v", def.Name, err))
+		}
+		success = portable(out)
 	}
+	registered.OutputSchema = success
+	d.OutputSchema = withErrorBranch(success)
 	t := &Tool{Def: &d, Need: need}
 	t.add = func(s *Server, ms *mcp.Server, ws int64) {
 		mcp.AddTool(ms, &registered, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {

@@ -60,3 +60,8 @@ func whoamiTool(s *Server) *Tool {
 func readOnly(title string) *mcp.ToolAnnotations {
 	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)}
 }
+
+// writes is the annotation set of a tool that changes Atrium's own data.
+func writes(title string, idempotent, destructive bool) *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: false, IdempotentHint: idempotent, DestructiveHint: new(destructive), OpenWorldHint: new(false)}
+}

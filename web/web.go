@@ -22,7 +22,7 @@ type Handler struct {
 
 // Register mounts the routes on mux.
 func (h *Handler) Register(mux *http.ServeMux) {
-	mux.HandleFunc("GET /{$}", h.index)
+	mux.Handle("GET /{$}", h.Auth.Browser(http.HandlerFunc(h.index)))
 	mux.HandleFunc("GET /login", h.login)
 }
 
@@ -38,17 +38,10 @@ var indexPage = template.Must(template.New("index").Parse(`<!doctype html>
 <p>Version {{.Version}}.</p>
 </body></html>`))
 
-// sessionCookie holds a browser's token.
-const sessionCookie = "atrium_session"
-
 func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
-	var actor *atrium.Actor
-	if c, err := r.Cookie(sessionCookie); err == nil {
-		r2 := r.Clone(r.Context())
-		r2.Header.Set("Authorization", "Bearer "+c.Value)
-		actor, _ = h.Auth.Authenticate(r.Context(), r2)
-	} else if h.Auth.Mode == authn.ModeNone {
-		actor, _ = h.Auth.Authenticate(r.Context(), r)
+	actor := atrium.ActorFromContext(r.Context())
+	if actor != nil && actor.Role == "" {
+		actor = nil // anonymous
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	base := (&url.URL{Scheme: "http", Host: r.Host}).String()
@@ -68,7 +61,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{
-		Name: sessionCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Name: authn.SessionCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		Secure: r.TLS != nil, Expires: time.Now().Add(30 * 24 * time.Hour),
 	})
 	http.Redirect(w, r, "/", http.StatusSeeOther)

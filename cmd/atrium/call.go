@@ -262,11 +262,12 @@ func (g *globals) printResult(res *mcp.CallToolResult) error {
 			out = map[string]any{"content": res.Content}
 		}
 	}
-	b, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
+	enc := json.NewEncoder(g.stdout)
+	enc.SetEscapeHTML(false) // "Design > Storage", not "Design \u003e Storage"
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
 		return err
 	}
-	fmt.Fprintln(g.stdout, string(b))
 	if res.IsError {
 		return exitError{code: 1}
 	}

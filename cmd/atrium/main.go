@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/identity"
 	"github.com/atrium-hq/atrium/metrics"
 	"github.com/atrium-hq/atrium/store"
@@ -149,6 +150,7 @@ type app struct {
 	log      *slog.Logger
 	db       *store.DB
 	identity *identity.Service
+	docs     *docs.Service
 	metrics  *metrics.Registry
 }
 
@@ -164,7 +166,7 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &app{log: log, db: db, identity: identity.New(db, log), metrics: metrics.New()}
+	a := &app{log: log, db: db, identity: identity.New(db, log), docs: docs.New(db, log), metrics: metrics.New()}
 	if _, err := a.identity.Bootstrap(ctx, false); err != nil {
 		a.close()
 		return nil, err
@@ -183,3 +185,6 @@ func (a *app) close() {
 func (a *app) localActor(ctx context.Context) (*atrium.Actor, error) {
 	return a.identity.LocalActor(ctx, localHandle(), os.Getenv("ATRIUM_WORKSPACE"), atrium.KindAgent)
 }
+
+// events subscribes to the store's events, for live notifications.
+func (a *app) events() (<-chan atrium.Event, func()) { return a.db.Subscribe(1024) }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/api"
 	"github.com/atrium-hq/atrium/authn"
 	"github.com/atrium-hq/atrium/httpserve"
 	"github.com/atrium-hq/atrium/mcpserver"
@@ -27,14 +28,25 @@ func (f *surfaceFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.readOnly, "read-only", false, "expose only tools that change nothing")
 }
 
+// config is the MCP surface for a caller: actor for a local server (stdio,
+// in-process), whose callers may also attach files from the working folder;
+// nil for HTTP.
 func (f *surfaceFlags) config(a *app, actor *atrium.Actor) mcpserver.Config {
-	return mcpserver.Config{
+	cfg := mcpserver.Config{
 		Toolsets: mcpserver.ParseToolsets(f.toolsets),
 		ReadOnly: f.readOnly,
 		Actor:    actor,
 		Logger:   a.log,
 		Metrics:  a.metrics,
+		Docs:     a.docs,
+		Events:   a.events,
 	}
+	if actor != nil {
+		if wd, err := os.Getwd(); err == nil {
+			cfg.LocalFiles = wd
+		}
+	}
+	return cfg
 }
 
 func newServeCmd(g *globals) *cobra.Command {
@@ -80,10 +92,12 @@ every caller the local admin and is only allowed on a loopback address.`,
 			auth := &authn.Authenticator{Mode: mode, Identity: a.identity, Logger: a.log}
 			mcpHTTP := mcp.HTTP(mcpserver.HTTPOptions{Auth: auth, SessionTimeout: sessionTimeout})
 			ui := &web.Handler{Auth: auth, Logger: a.log}
+			rest := &api.Handler{Auth: auth, Docs: a.docs, Logger: a.log}
 			srv := httpserve.New(httpserve.Config{
 				Addr: addr,
 				Register: func(mux *http.ServeMux) {
 					mcpHTTP.Register(mux)
+					rest.Register(mux)
 					ui.Register(mux)
 				},
 				CloseStreams: mcpHTTP.Close,

@@ -1,0 +1,136 @@
+// Package api is Atrium's REST surface for browsers and scripts: JSON over the
+// same services as the MCP tools, with the same rules, the same shapes and the
+// same error codes (mapped to HTTP statuses by authn). Handlers only decode,
+// call a service and encode.
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/authn"
+	"github.com/atrium-hq/atrium/docs"
+)
+
+// Handler serves /api/… (and /w/{workspace}/api/…).
+type Handler struct {
+	Auth   *authn.Authenticator
+	Docs   *docs.Service
+	Logger *slog.Logger
+}
+
+// maxJSONBody bounds a JSON request: a page of at most 2 MiB, escaped.
+const maxJSONBody = 8 << 20
+
+// Register mounts the routes on mux.
+func (h *Handler) Register(mux *http.ServeMux) {
+	for _, prefix := range []string{"", "/w/{workspace}"} {
+		route := func(pattern string, fn http.HandlerFunc) {
+			method, path, _ := strings.Cut(pattern, " ")
+			mux.Handle(method+" "+prefix+path, h.Auth.Browser(fn))
+		}
+		route("GET /api/pages", h.listPages)
+		route("GET /api/pages/{path...}", h.getPage)
+		route("PUT /api/pages/{path...}", h.putPage)
+		route("PATCH /api/pages/{path...}", h.patchPage)
+		route("DELETE /api/pages/{path...}", h.deletePage)
+		route("POST /api/pages/{path...}", h.postPage)
+		route("GET /api/search", h.search)
+		route("GET /api/tree", h.tree)
+		route("GET /api/attachments/{path...}", h.getAttachment)
+	}
+}
+
+// splitPage parses {path...} into the page path and what follows it:
+// "Projects/Alpha.md/links" is page Projects/Alpha.md, sub-resource links.
+func splitPage(r *http.Request) (page, sub string) {
+	p := r.PathValue("path")
+	if i := strings.Index(strings.ToLower(p), ".md/"); i >= 0 {
+		return p[:i+3], p[i+4:]
+	}
+	return p, ""
+}
+
+func (h *Handler) writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		h.Logger.Debug("write response", "err", err)
+	}
+}
+
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	authn.WriteError(w, r, h.Logger, err)
+}
+
+// decode reads a JSON body into v, refusing unknown fields so that a typo is
+// an error rather than a silently ignored option.
+func decode(w http.ResponseWriter, r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		if errors.Is(err, io.EOF) {
+			return atrium.Errorf(atrium.EInvalid, "the request body is empty; send a JSON object")
+		}
+		return atrium.Errorf(atrium.EInvalid, "invalid JSON body: %v", err)
+	}
+	return nil
+}
+
+func intParam(r *http.Request, name string) (int64, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, atrium.Errorf(atrium.EInvalid, "%s must be a non-negative integer, not %q", name, v)
+	}
+	return n, nil
+}
+
+func boolParam(r *http.Request, name string, def bool) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, atrium.Errorf(atrium.EInvalid, "%s must be true or false, not %q", name, v)
+	}
+	return b, nil
+}
+
+// ifMatch reads a revision from an If-Match header ("3" or W/"3"), 0 if none.
+func ifMatch(r *http.Request) (int64, error) {
+	v := strings.TrimSpace(r.Header.Get("If-Match"))
+	if v == "" {
+		return 0, nil
+	}
+	v = strings.Trim(strings.TrimPrefix(v, "W/"), `"`)
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, atrium.Errorf(atrium.EInvalid, "If-Match must be a page revision, not %q", r.Header.Get("If-Match"))
+	}
+	return n, nil
+}
+
+func etag(rev int64) string { return `"` + strconv.FormatInt(rev, 10) + `"` }
+
+// member reports whether the caller is a member of the workspace (not anonymous).
+func member(r *http.Request) bool {
+	a := atrium.ActorFromContext(r.Context())
+	return a != nil && a.Role.Allows(atrium.RoleReader)
+}

@@ -1,0 +1,161 @@
+package docs
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"strings"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/markdown"
+	"github.com/atrium-hq/atrium/search"
+	"github.com/atrium-hq/atrium/store"
+)
+
+// maxContentBytes bounds one page: large enough for any document a person
+// writes, small enough that no single write can exhaust memory.
+const maxContentBytes = 2 << 20
+
+// parsed is a page's content taken apart.
+type parsed struct {
+	fm     string // frontmatter YAML as written
+	hasFM  bool
+	body   string
+	meta   markdown.Frontmatter
+	doc    *markdown.Doc
+	title  string
+	access atrium.Access
+}
+
+// parse checks and takes apart the content of the page at path.
+func parse(path, content string) (*parsed, error) {
+	if len(content) > maxContentBytes {
+		return nil, atrium.Errorf(atrium.ETooLarge, "page content is %d bytes; the limit is %d", len(content), maxContentBytes)
+	}
+	fm, body, hasFM := markdown.Split(content)
+	meta, err := markdown.ParseFrontmatter(fm)
+	if err != nil {
+		return nil, atrium.Errorf(atrium.EInvalid, "invalid frontmatter in %s: %v", path, err)
+	}
+	p := &parsed{fm: fm, hasFM: hasFM, body: body, meta: meta, doc: markdown.Parse(body), access: atrium.AccessPrivate}
+	if meta.Access != "" {
+		p.access = atrium.Access(meta.Access)
+	}
+	p.title = strings.TrimSpace(meta.Title)
+	if p.title == "" {
+		for _, h := range p.doc.Headings {
+			if h.Level == 1 {
+				p.title = h.Text
+				break
+			}
+		}
+	}
+	if p.title == "" {
+		p.title = baseName(path)
+	}
+	return p, nil
+}
+
+// apply fills the page's fields from its parsed content.
+func (p *parsed) apply(pg *atrium.Page, content string) {
+	pg.Content = content
+	pg.Title = p.title
+	pg.Icon = p.meta.Icon
+	pg.Tags = slices.Clone(p.meta.Tags)
+	if pg.Tags == nil {
+		pg.Tags = []string{}
+	}
+	pg.Access = p.access
+	pg.ContentHash = contentHash(content)
+}
+
+func contentHash(content string) string {
+	sum := sha256.Sum256([]byte(content))
+	return hex.EncodeToString(sum[:])
+}
+
+// index derives what the store keeps beside the content of the page at path.
+func (p *parsed) index(path string) store.PageIndex {
+	idx := store.PageIndex{Headings: markdown.HeadingTexts(p.doc)}
+	fields := searchFields(p.title, p.meta.Tags, idx.Headings, p.body)
+	seen := map[string]bool{}
+	for i, toks := range [][]string{fields.Title, fields.Tags, fields.Headings, fields.Body} {
+		idx.Lens[i] = len(toks)
+		for _, t := range toks {
+			if !seen[t] {
+				seen[t] = true
+				idx.Tokens = append(idx.Tokens, t)
+			}
+		}
+	}
+	slices.Sort(idx.Tokens)
+	// Lines count in the whole page, as read_page shows it.
+	offset := 0
+	if p.fm != "" || p.hasFM {
+		offset = strings.Count(p.fm, "\n") + 2
+	}
+	for _, l := range p.doc.Links {
+		if key, ok := linkKey(path, l); ok {
+			idx.Links = append(idx.Links, atrium.PageLink{Kind: linkKind(l), Target: l.Target, Key: key, Heading: l.Heading, Line: l.Line + offset})
+		}
+	}
+	return idx
+}
+
+// searchFields are the tokens of a page's four search fields. Indexing and
+// ranking both call it, so that the two always agree.
+func searchFields(title string, tags []string, headings, body string) search.Doc {
+	return search.Doc{
+		Title:    search.Tokenize(title),
+		Tags:     search.Tokenize(strings.Join(tags, " ")),
+		Headings: search.Tokenize(headings),
+		Body:     search.Tokenize(body),
+	}
+}
+
+func linkKind(l markdown.Link) atrium.LinkKind {
+	if l.Kind == "wiki" {
+		return atrium.LinkWiki
+	}
+	return atrium.LinkMarkdown
+}
+
+// linkKey is the key a link resolves by: for a wikilink its target (a title,
+// a file name or a path, without .md), for a Markdown link the page path it
+// points at (without .md). Links to no page (URLs, attachments, [[#heading]])
+// have none.
+func linkKey(from string, l markdown.Link) (string, bool) {
+	if l.Kind == "wiki" {
+		t := strings.TrimSpace(l.Target)
+		if t == "" {
+			return "", false
+		}
+		return targetKey(t), true
+	}
+	resolved, ok := markdown.ResolveMarkdown(from, l.Target)
+	if !ok || !strings.EqualFold(pathExt(resolved), ".md") {
+		return "", false
+	}
+	return targetKey(resolved), true
+}
+
+// targetKey is the lookup form of a link target: lower case, without .md.
+func targetKey(t string) string {
+	k := strings.ToLower(strings.TrimSpace(strings.ReplaceAll(t, `\`, "/")))
+	k = strings.TrimPrefix(k, "./")
+	return strings.TrimSuffix(k, ".md")
+}
+
+// keysOf are the keys links reach a page by: its path (without .md), title and file name.
+func keysOf(path, title string) []string {
+	keys := []string{targetKey(path), strings.ToLower(strings.TrimSpace(title)), targetKey(baseName(path))}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+func pathExt(p string) string {
+	if i := strings.LastIndexByte(p, '.'); i > strings.LastIndexByte(p, '/') {
+		return p[i:]
+	}
+	return ""
+}

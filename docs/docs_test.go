@@ -1,0 +1,414 @@
+package docs_test
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/store"
+	"github.com/atrium-hq/atrium/store/storetest"
+)
+
+const alpha = `---
+title: Alpha
+icon: 🚀
+tags: [infra, db]
+owner: dede # kept as written
+---
+# Alpha
+
+Project details.
+`
+
+func TestWriteCreatesAndReadReturnsContentAndFrontmatter(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		r, err := v.svc.WritePage(v.ctx, docs.WriteRequest{Path: "Projects/Alpha.md", Content: alpha})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Created || !r.Changed || r.Page.Revision != 1 || !strings.HasPrefix(r.Page.UID, "pg_") {
+			t.Fatalf("write = %+v", r)
+		}
+		got := v.read(t, "Projects/Alpha.md")
+		if got.Content != alpha {
+			t.Errorf("content = %q, want it as written", got.Content)
+		}
+		want := map[string]any{"title": "Alpha", "icon": "🚀", "tags": []any{"infra", "db"}, "owner": "dede"}
+		if diff := cmp.Diff(want, got.Frontmatter); diff != "" {
+			t.Errorf("frontmatter (-want +got):\n%s", diff)
+		}
+		p := got.Page
+		if p.Title != "Alpha" || p.Icon != "🚀" || p.Access != atrium.AccessPrivate || !cmp.Equal(p.Tags, []string{"infra", "db"}) || p.UpdatedBy != "writer" {
+			t.Errorf("page = %+v", p)
+		}
+		// Paths are found in any case, and normalized.
+		if got := v.read(t, "./projects//alpha.md"); got.Page.Path != "Projects/Alpha.md" {
+			t.Errorf("read by other spelling gave %s", got.Page.Path)
+		}
+	})
+}
+
+func TestReadMissingPageSaysWhere(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		_, err := v.svc.ReadPage(v.ctx, docs.ReadRequest{Path: "Projects/Nonexistent.md"})
+		wantCode(t, err, atrium.ENotFound)
+		if atrium.ErrorMessage(err) != "Page not found at path: Projects/Nonexistent.md" {
+			t.Errorf("message = %q", atrium.ErrorMessage(err))
+		}
+	})
+}
+
+func TestTitleFallsBackToHeadingThenFileName(t *testing.T) {
+	v := mustEnv(t, store.SQLite)
+	if p := v.write(t, "A.md", "# From Heading\n\ntext").Page; p.Title != "From Heading" {
+		t.Errorf("title = %q", p.Title)
+	}
+	if p := v.write(t, "Folder/From File.md", "no heading").Page; p.Title != "From File" {
+		t.Errorf("title = %q", p.Title)
+	}
+}
+
+func TestWriteNeverOverwritesSilently(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		v.write(t, "Notes.md", "one")
+		// Without base_revision or overwrite: conflict, and nothing changes.
+		_, err := v.svc.WritePage(v.ctx, docs.WriteRequest{Path: "Notes.md", Content: "two"})
+		wantCode(t, err, atrium.EConflict)
+		if d := atrium.ErrorDetails(err); d["current_revision"] != int64(1) {
+			t.Errorf("details = %v", d)
+		}
+		// With the revision read: replaced.
+		r, err := v.svc.WritePage(v.ctx, docs.WriteRequest{Path: "Notes.md", Content: "two", BaseRevision: 1})
+		if err != nil || r.Page.Revision != 2 || r.Created {
+			t.Fatalf("write with base: %+v, %v", r, err)
+		}
+		// A stale revision names both.
+		_, err = v.svc.WritePage(v.ctx, docs.WriteRequest{Path: "Notes.md", Content: "three", BaseRevision: 1})
+		wantCode(t, err, atrium.EConflict)
+		if msg := atrium.ErrorMessage(err); !strings.Contains(msg, "revision 2") || !strings.Contains(msg, "revision 1") {
+			t.Errorf("conflict message %q should name both revisions", msg)
+		}
+		if got := v.read(t, "Notes.md"); got.Content != "two" {
+			t.Errorf("content after refused write = %q", got.Content)
+		}
+		// The same content again is no new revision.
+		r, err = v.svc.WritePage(v.ctx, docs.WriteRequest{Path: "Notes.md", Content: "two", BaseRevision: 2})
+		if err != nil || r.Changed || r.Page.Revision != 2 {
+			t.Fatalf("identical write: %+v, %v", r, err)
+		}
+		// base_revision for a page that does not exist is a mistake worth telling.
+		_, err = v.svc.WritePage(v.ctx, docs.WriteRequest{Path: "Other.md", Content: "x", BaseRevision: 3})
+		wantCode(t, err, atrium.ENotFound)
+	})
+}
+
+// Two writers from the same revision: exactly one wins, the other gets a
+// conflict, and the page holds the winner's content.
+func TestConcurrentWritersFromOneRevision(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		v.write(t, "Race.md", "base")
+		const n = 8
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Go(func() {
+				_, errs[i] = v.svc.WritePage(v.ctx, docs.WriteRequest{Path: "Race.md", Content: "writer " + string(rune('A'+i)), BaseRevision: 1})
+			})
+		}
+		wg.Wait()
+		won := ""
+		for i, err := range errs {
+			switch atrium.ErrorCode(err) {
+			case "":
+				if won != "" {
+					t.Fatalf("two writers won: %s and %c", won, 'A'+i)
+				}
+				won = "writer " + string(rune('A'+i))
+			case atrium.EConflict:
+			default:
+				t.Fatalf("writer %d: %v", i, err)
+			}
+		}
+		if won == "" {
+			t.Fatal("no writer won")
+		}
+		if got := v.read(t, "Race.md"); got.Content != won || got.Page.Revision != 2 {
+			t.Fatalf("page = %q rev %d, want %q rev 2", got.Content, got.Page.Revision, won)
+		}
+	})
+}
+
+func TestBadInputChangesNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		cases := []struct {
+			path, content, code string
+		}{
+			{"../etc/passwd.md", "x", atrium.EInvalid},
+			{"/abs.md", "x", atrium.EInvalid},
+			{"notes.txt", "x", atrium.EInvalid},
+			{"a/\x01b.md", "x", atrium.EInvalid},
+			{"a/.hidden.md", "x", atrium.EInvalid},
+			{"a/b?.md", "x", atrium.EInvalid},
+			{"Bad.md", "---\ntitle: [unclosed\n---\nbody", atrium.EInvalid},
+			{"Bad.md", "---\naccess: secret\n---\nbody", atrium.EInvalid},
+			{"Big.md", strings.Repeat("x", 3<<20), atrium.ETooLarge},
+		}
+		for _, c := range cases {
+			_, err := v.svc.WritePage(v.ctx, docs.WriteRequest{Path: c.path, Content: c.content})
+			wantCode(t, err, c.code)
+			if atrium.ErrorMessage(err) == "" {
+				t.Errorf("%s: empty message", c.path)
+			}
+		}
+		res, err := v.svc.ListPages(v.ctx, docs.ListRequest{Depth: 10, IncludePrivate: true})
+		if err != nil || len(res.Entries) != 0 {
+			t.Fatalf("after refused writes: %+v, %v", res.Entries, err)
+		}
+	})
+}
+
+func TestReadersCannotWriteAndAnonymousSeePublicOnly(t *testing.T) {
+	v := mustEnv(t, store.SQLite)
+	v.write(t, "Private.md", "secret")
+	v.write(t, "Public.md", "---\naccess: public\n---\nhello")
+	_, err := v.svc.WritePage(v.anon, docs.WriteRequest{Path: "X.md", Content: "x"})
+	wantCode(t, err, atrium.EUnauthenticated)
+	_, err = v.svc.WritePage(v.withRole(t, "rita", atrium.RoleReader), docs.WriteRequest{Path: "X.md", Content: "x"})
+	wantCode(t, err, atrium.EPermission)
+	if _, err := v.svc.ReadPage(v.anon, docs.ReadRequest{Path: "Public.md"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = v.svc.ReadPage(v.anon, docs.ReadRequest{Path: "Private.md"})
+	wantCode(t, err, atrium.ENotFound)
+	res, err := v.svc.ListPages(v.anon, docs.ListRequest{IncludePrivate: true})
+	if err != nil || len(res.Entries) != 1 || res.Entries[0].Path != "Public.md" {
+		t.Fatalf("anonymous listing = %+v, %v", res.Entries, err)
+	}
+	hits, err := v.svc.Search(v.anon, docs.SearchRequest{Query: "secret hello"})
+	if err != nil || hits.Total != 1 || hits.Hits[0].Path != "Public.md" {
+		t.Fatalf("anonymous search = %+v, %v", hits, err)
+	}
+}
+
+func TestCreatePageDerivesPathAndFrontmatter(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		r, err := v.svc.CreatePage(v.ctx, docs.CreateRequest{Title: "Beta: the plan", ParentPath: "Projects", Content: "# Beta\n\nNew project...", Icon: "📦"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Page.Path != "Projects/Beta- the plan.md" || r.Page.Title != "Beta: the plan" || r.Page.Icon != "📦" {
+			t.Fatalf("created %+v", r.Page)
+		}
+		got := v.read(t, r.Page.Path)
+		if got.Frontmatter["title"] != "Beta: the plan" || !strings.Contains(got.Content, "New project...") {
+			t.Fatalf("content %q", got.Content)
+		}
+		_, err = v.svc.CreatePage(v.ctx, docs.CreateRequest{Title: "Beta: the plan", ParentPath: "Projects/_index.md"})
+		wantCode(t, err, atrium.EConflict)
+		_, err = v.svc.CreatePage(v.ctx, docs.CreateRequest{Title: "  "})
+		wantCode(t, err, atrium.EInvalid)
+	})
+}
+
+func TestListPagesDepthFoldersAndPrivacy(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		pub := "---\naccess: public\n---\n"
+		v.write(t, "Welcome.md", pub+"# Welcome")
+		v.write(t, "Projects/_index.md", pub+"# Projects")
+		v.write(t, "Projects/Alpha.md", pub+"# Alpha")
+		v.write(t, "Projects/Alpha/Spec.md", pub+"# Spec")
+		v.write(t, "Archive/Old.md", "# Old")
+		list := func(r docs.ListRequest) []string {
+			t.Helper()
+			res, err := v.svc.ListPages(v.ctx, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, e := range res.Entries {
+				s := e.Path
+				if e.HasChildren {
+					s += " +"
+				}
+				out = append(out, s)
+			}
+			return out
+		}
+		if diff := cmp.Diff([]string{"Archive/ +", "Projects/_index.md +", "Welcome.md"}, list(docs.ListRequest{IncludePrivate: true})); diff != "" {
+			t.Errorf("root depth 1 (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"Projects/_index.md +", "Projects/Alpha.md +", "Projects/Alpha/ +", "Projects/Alpha/Spec.md", "Welcome.md"}, list(docs.ListRequest{Depth: 3})); diff != "" {
+			t.Errorf("root depth 3, public only (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"Projects/Alpha.md +", "Projects/Alpha/ +"}, list(docs.ListRequest{Path: "Projects", IncludePrivate: true})[1:]); diff != "" {
+			t.Errorf("Projects (-want +got):\n%s", diff)
+		}
+		res, err := v.svc.ListPages(v.ctx, docs.ListRequest{})
+		if err != nil || res.HiddenPrivate != 1 {
+			t.Errorf("hidden private = %d, %v", res.HiddenPrivate, err)
+		}
+		_, err = v.svc.ListPages(v.ctx, docs.ListRequest{Path: "Nope"})
+		wantCode(t, err, atrium.ENotFound)
+		// Pagination visits everything once.
+		var seen []string
+		cursor := ""
+		for {
+			res, err := v.svc.ListPages(v.ctx, docs.ListRequest{Depth: 5, IncludePrivate: true, Limit: 2, Cursor: cursor})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range res.Entries {
+				seen = append(seen, e.Path)
+			}
+			if cursor = res.NextCursor; cursor == "" {
+				break
+			}
+		}
+		want := []string{"Archive/", "Archive/Old.md", "Projects/_index.md", "Projects/Alpha.md", "Projects/Alpha/", "Projects/Alpha/Spec.md", "Welcome.md"}
+		if diff := cmp.Diff(want, seen); diff != "" {
+			t.Errorf("paged listing (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestTreeIsNestedAndPaginated(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		for _, p := range []string{"Projects/_index.md", "Projects/Alpha.md", "Projects/Alpha/Spec.md", "Welcome.md"} {
+			v.write(t, p, "# "+p)
+		}
+		res, err := v.svc.Tree(v.ctx, docs.TreeRequest{IncludeMetadata: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var show func(ns []*docs.TreeNode, indent string) string
+		show = func(ns []*docs.TreeNode, indent string) string {
+			var b strings.Builder
+			for _, n := range ns {
+				b.WriteString(indent + n.Path)
+				if n.Page != nil {
+					b.WriteString(" [" + n.Page.Title + "]")
+				}
+				b.WriteString("\n" + show(n.Children, indent+"  "))
+			}
+			return b.String()
+		}
+		want := "Projects/ [Projects/_index.md]\n  Projects/Alpha.md [Projects/Alpha.md]\n  Projects/Alpha/\n    Projects/Alpha/Spec.md [Projects/Alpha/Spec.md]\nWelcome.md [Welcome.md]\n"
+		if got := show(res.Root, ""); got != want {
+			t.Errorf("tree:\n%s\nwant:\n%s", got, want)
+		}
+		page1, err := v.svc.Tree(v.ctx, docs.TreeRequest{Limit: 3})
+		if err != nil || page1.Pages != 3 || page1.NextCursor == "" {
+			t.Fatalf("first window: %d pages, cursor %q, %v", page1.Pages, page1.NextCursor, err)
+		}
+		page2, err := v.svc.Tree(v.ctx, docs.TreeRequest{Limit: 3, Cursor: page1.NextCursor})
+		if err != nil || page2.Pages != 1 || page2.NextCursor != "" || page2.Root[0].Path != "Welcome.md" {
+			t.Fatalf("second window: %+v, %v", page2, err)
+		}
+	})
+}
+
+func TestDeletePageTakesAttachmentsAndLeavesLinksUnresolved(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		v.write(t, "Gone.md", "# Gone")
+		v.write(t, "Stays.md", "see [[Gone]]")
+		if _, err := v.svc.AddAttachment(v.ctx, docs.AttachRequest{PagePath: "Gone.md", FileName: "a.txt", Data: []byte("hello")}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := v.svc.DeletePage(v.ctx, "Gone.md")
+		if err != nil || r.Attachments != 1 || r.Page.Path != "Gone.md" {
+			t.Fatalf("delete = %+v, %v", r, err)
+		}
+		_, err = v.svc.ReadPage(v.ctx, docs.ReadRequest{Path: "Gone.md"})
+		wantCode(t, err, atrium.ENotFound)
+		_, _, err = v.svc.Attachment(v.ctx, "assets/a.txt")
+		wantCode(t, err, atrium.ENotFound)
+		links, err := v.svc.Links(v.ctx, "Stays.md")
+		if err != nil || len(links.Outgoing) != 1 || links.Outgoing[0].Resolved {
+			t.Fatalf("links after delete = %+v, %v", links.Outgoing, err)
+		}
+		_, err = v.svc.DeletePage(v.ctx, "Gone.md")
+		wantCode(t, err, atrium.ENotFound)
+	})
+}
+
+func TestRevisionsAndRestore(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		v.write(t, "H.md", "one")
+		v.write(t, "H.md", "two")
+		v.write(t, "H.md", "three")
+		revs, err := v.svc.Revisions(v.ctx, "H.md", "", 2)
+		if err != nil || len(revs.Revisions) != 2 || revs.Revisions[0].Revision != 3 || revs.NextCursor == "" {
+			t.Fatalf("revisions = %+v, %v", revs, err)
+		}
+		more, err := v.svc.Revisions(v.ctx, "H.md", revs.NextCursor, 2)
+		if err != nil || len(more.Revisions) != 1 || more.Revisions[0].Revision != 1 || more.NextCursor != "" {
+			t.Fatalf("more revisions = %+v, %v", more, err)
+		}
+		old, err := v.svc.ReadPage(v.ctx, docs.ReadRequest{Path: "H.md", Revision: 1})
+		if err != nil || old.Content != "one" || old.Page.Revision != 1 {
+			t.Fatalf("read revision 1 = %+v, %v", old, err)
+		}
+		_, err = v.svc.ReadPage(v.ctx, docs.ReadRequest{Path: "H.md", Revision: 9})
+		wantCode(t, err, atrium.ENotFound)
+		_, err = v.svc.RestoreRevision(v.ctx, "H.md", 1, 2)
+		wantCode(t, err, atrium.EConflict)
+		r, err := v.svc.RestoreRevision(v.ctx, "H.md", 1, 3)
+		if err != nil || r.Page.Revision != 4 || v.read(t, "H.md").Content != "one" {
+			t.Fatalf("restore = %+v, %v", r, err)
+		}
+	})
+}
+
+func TestAttachments(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		v.write(t, "Projects/Alpha.md", "# Alpha")
+		png := []byte("\x89PNG\r\n\x1a\n....")
+		r, err := v.svc.AddAttachment(v.ctx, docs.AttachRequest{PagePath: "Projects/Alpha.md", FileName: "image.png", Data: png})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.RelativePath != "./assets/image.png" || r.MarkdownSyntax != "![image.png](./assets/image.png)" || r.Attachment.Path != "Projects/assets/image.png" || r.Attachment.MIMEType != "image/png" {
+			t.Fatalf("attach = %+v", r)
+		}
+		again, err := v.svc.AddAttachment(v.ctx, docs.AttachRequest{PagePath: "Projects/Alpha.md", FileName: "image.png", Data: png})
+		if err != nil || !again.Existing || again.RelativePath != r.RelativePath {
+			t.Fatalf("same file again = %+v, %v", again, err)
+		}
+		other, err := v.svc.AddAttachment(v.ctx, docs.AttachRequest{PagePath: "Projects/Alpha.md", FileName: "image.png", Data: []byte("other")})
+		if err != nil || other.RelativePath != "./assets/image-2.png" {
+			t.Fatalf("another file, same name = %+v, %v", other, err)
+		}
+		att, data, err := v.svc.Attachment(v.ctx, "Projects/assets/image.png")
+		if err != nil || string(data) != string(png) || att.Size != int64(len(png)) {
+			t.Fatalf("download = %+v %q %v", att, data, err)
+		}
+		for _, bad := range []docs.AttachRequest{
+			{PagePath: "Projects/Alpha.md", FileName: "", Data: png},
+			{PagePath: "Projects/Alpha.md", FileName: "note.md", Data: png},
+			{PagePath: "Projects/Alpha.md", FileName: ".hidden", Data: png},
+		} {
+			_, err := v.svc.AddAttachment(v.ctx, bad)
+			wantCode(t, err, atrium.EInvalid)
+		}
+		_, err = v.svc.AddAttachment(v.ctx, docs.AttachRequest{PagePath: "Missing.md", FileName: "x.txt", Data: png})
+		wantCode(t, err, atrium.ENotFound)
+		v.svc.MaxAttachmentBytes = 10
+		_, err = v.svc.AddAttachment(v.ctx, docs.AttachRequest{PagePath: "Projects/Alpha.md", FileName: "big.bin", Data: make([]byte, 11)})
+		wantCode(t, err, atrium.ETooLarge)
+	})
+}

@@ -1,0 +1,289 @@
+package docs
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/store"
+)
+
+// DeleteResult says what a delete removed.
+type DeleteResult struct {
+	Page        atrium.Page
+	Attachments int
+}
+
+// DeletePage deletes a page with its history and attachments. Links to it
+// stay in other pages and show as unresolved.
+func (s *Service) DeletePage(ctx context.Context, path string) (DeleteResult, error) {
+	a, err := writer(ctx)
+	if err != nil {
+		return DeleteResult{}, err
+	}
+	if path, err = NormalizePath(path); err != nil {
+		return DeleteResult{}, err
+	}
+	var res DeleteResult
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		p, err := tx.PageByPath(ctx, a.Workspace.ID, path)
+		if err != nil {
+			return err
+		}
+		atts, err := tx.Attachments(ctx, a.Workspace.ID, p.ID)
+		if err != nil {
+			return err
+		}
+		if err := tx.DeletePage(ctx, p); err != nil {
+			return err
+		}
+		res = DeleteResult{Page: p, Attachments: len(atts)}
+		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, EventPageDeleted, p.Path, struct {
+			PageEvent
+			Attachments []string `json:"attachments,omitempty"`
+		}{PageEvent{Path: p.Path, PageID: p.UID, Revision: p.Revision, Origin: originOf(ctx)}, attachmentPaths(atts)})
+	})
+	return res, err
+}
+
+func attachmentPaths(atts []atrium.Attachment) []string {
+	var out []string
+	for _, a := range atts {
+		out = append(out, a.Path)
+	}
+	return out
+}
+
+// RevisionsResult is one page of a page's history, newest first.
+type RevisionsResult struct {
+	Page       atrium.Page
+	Revisions  []atrium.PageRevision
+	NextCursor string
+}
+
+// Revisions lists the revisions of a page, newest first.
+func (s *Service) Revisions(ctx context.Context, path, cursor string, limit int) (RevisionsResult, error) {
+	a, member, err := reader(ctx)
+	if err != nil {
+		return RevisionsResult{}, err
+	}
+	if path, err = NormalizePath(path); err != nil {
+		return RevisionsResult{}, err
+	}
+	c, err := decodeCursor(cursor)
+	if err != nil {
+		return RevisionsResult{}, err
+	}
+	var before int64
+	if c != "" {
+		if before, err = strconv.ParseInt(c, 10, 64); err != nil {
+			return RevisionsResult{}, atrium.Errorf(atrium.EInvalid, "invalid cursor")
+		}
+	}
+	limit = clampLimit(limit, 20, 200)
+	var res RevisionsResult
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		p, err := tx.PageByPath(ctx, a.Workspace.ID, path)
+		if err != nil {
+			return err
+		}
+		if err := visible(p, member); err != nil {
+			return err
+		}
+		res.Page = p
+		revs, err := tx.PageRevisions(ctx, p.ID, before, limit+1)
+		if err != nil {
+			return err
+		}
+		if len(revs) > limit {
+			revs = revs[:limit]
+			res.NextCursor = encodeCursor(strconv.FormatInt(revs[len(revs)-1].Revision, 10))
+		}
+		res.Revisions = revs
+		return nil
+	})
+	return res, err
+}
+
+// RestoreRevision makes an earlier revision's content current again, as a new
+// revision; history is never rewritten. The page keeps its current path.
+func (s *Service) RestoreRevision(ctx context.Context, path string, revision, base int64) (WriteResult, error) {
+	a, err := writer(ctx)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	if path, err = NormalizePath(path); err != nil {
+		return WriteResult{}, err
+	}
+	var res WriteResult
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		cur, err := tx.PageByPath(ctx, a.Workspace.ID, path)
+		if err != nil {
+			return err
+		}
+		if base > 0 {
+			if err := checkBase(cur, base, false); err != nil {
+				return err
+			}
+		}
+		rev, err := tx.PageRevision(ctx, cur.ID, revision)
+		if atrium.ErrorCode(err) == atrium.ENotFound {
+			return atrium.Errorf(atrium.ENotFound, "Revision %d of %s not found: it has revisions 1 to %d", revision, cur.Path, cur.Revision)
+		}
+		if err != nil {
+			return err
+		}
+		res.Page = cur
+		if rev.ContentHash == cur.ContentHash {
+			return nil
+		}
+		pc, err := parse(cur.Path, rev.Content)
+		if err != nil {
+			return err
+		}
+		res.Changed = true
+		pc.apply(&res.Page, rev.Content)
+		if err := tx.UpdatePage(ctx, &res.Page, pc.index(cur.Path), a.Principal.ID); err != nil {
+			return err
+		}
+		return s.emit(ctx, tx, a, EventPageUpdated, res.Page, "")
+	})
+	return res, err
+}
+
+// OutgoingLink is a link written in a page, resolved if it can be.
+type OutgoingLink struct {
+	atrium.PageLink
+	Resolved bool
+	Path     string // the page it resolves to
+	Title    string
+}
+
+// IncomingLink is a link to a page from another.
+type IncomingLink struct {
+	Path  string
+	Title string
+	Kind  atrium.LinkKind
+	Line  int
+}
+
+// LinksResult is what links a page has.
+type LinksResult struct {
+	Page     atrium.Page
+	Outgoing []OutgoingLink
+	Incoming []IncomingLink
+}
+
+// Links returns the links written in a page (resolved or not) and the links
+// of other pages that resolve to it.
+func (s *Service) Links(ctx context.Context, path string) (LinksResult, error) {
+	a, member, err := reader(ctx)
+	if err != nil {
+		return LinksResult{}, err
+	}
+	if path, err = NormalizePath(path); err != nil {
+		return LinksResult{}, err
+	}
+	var res LinksResult
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		p, err := tx.PageByPath(ctx, a.Workspace.ID, path)
+		if err != nil {
+			return err
+		}
+		if err := visible(p, member); err != nil {
+			return err
+		}
+		res.Page = p
+		out, err := tx.LinksFrom(ctx, p.ID)
+		if err != nil {
+			return err
+		}
+		keys := make([]string, 0, len(out))
+		for _, l := range out {
+			keys = append(keys, l.Key)
+		}
+		targets, err := resolve(ctx, tx, a.Workspace.ID, keys)
+		if err != nil {
+			return err
+		}
+		for _, l := range out {
+			ol := OutgoingLink{PageLink: l}
+			if t, ok := targets[l.Key]; ok && (member || t.Access == atrium.AccessPublic) {
+				ol.Resolved, ol.Path, ol.Title = true, t.Path, t.Title
+			}
+			res.Outgoing = append(res.Outgoing, ol)
+		}
+		in, err := tx.LinksTo(ctx, a.Workspace.ID, keysOf(p.Path, p.Title))
+		if err != nil {
+			return err
+		}
+		inKeys := make([]string, 0, len(in))
+		for _, l := range in {
+			inKeys = append(inKeys, l.Key)
+		}
+		inTargets, err := resolve(ctx, tx, a.Workspace.ID, inKeys)
+		if err != nil {
+			return err
+		}
+		sources := map[int64]atrium.Access{}
+		if !member {
+			// Links from private pages are not for anonymous readers.
+			ids := make([]int64, 0, len(in))
+			for _, l := range in {
+				ids = append(ids, l.SourceID)
+			}
+			srcs, err := tx.PagesByID(ctx, ids)
+			if err != nil {
+				return err
+			}
+			for _, sp := range srcs {
+				sources[sp.ID] = sp.Access
+			}
+		}
+		for _, l := range in {
+			if t, ok := inTargets[l.Key]; !ok || t.ID != p.ID {
+				continue // that key means another page
+			}
+			if !member && sources[l.SourceID] != atrium.AccessPublic {
+				continue
+			}
+			res.Incoming = append(res.Incoming, IncomingLink{Path: l.SourcePath, Title: l.SourceTitle, Kind: l.Kind, Line: l.Line})
+		}
+		return nil
+	})
+	return res, err
+}
+
+// resolve picks, for each link key, the page it means: a page at that path
+// first, then a page with that title, then a page with that file name (the
+// first in path order when several share it) — the order Obsidian users expect.
+func resolve(ctx context.Context, tx *store.Tx, ws int64, keys []string) (map[string]store.PageSummary, error) {
+	targets, err := tx.ResolveKeys(ctx, ws, dedupe(keys))
+	if err != nil {
+		return nil, err
+	}
+	rank := map[string]int{"path": 0, "title": 1, "name": 2}
+	best := map[string]store.Target{}
+	for _, t := range targets { // in path order
+		if b, ok := best[t.Key]; !ok || rank[t.Match] < rank[b.Match] {
+			best[t.Key] = t
+		}
+	}
+	out := make(map[string]store.PageSummary, len(best))
+	for k, t := range best {
+		out[k] = t.Page
+	}
+	return out, nil
+}
+
+func dedupe(keys []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}

@@ -1,0 +1,147 @@
+package docs_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/store"
+	"github.com/atrium-hq/atrium/store/storetest"
+)
+
+func (v *env) body(t testing.TB, path string) string {
+	t.Helper()
+	return v.read(t, path).Content
+}
+
+// unresolved lists a page's links that resolve to nothing.
+func (v *env) unresolved(t testing.TB, path string) []string {
+	t.Helper()
+	l, err := v.svc.Links(v.ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, o := range l.Outgoing {
+		if !o.Resolved {
+			out = append(out, o.Target)
+		}
+	}
+	return out
+}
+
+func TestMoveRewritesEveryLinkToThePage(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		v.write(t, "Projects/Alpha.md", "---\ntitle: Project Alpha\n---\nSee [Beta](Beta.md) and [home](../Home.md) and ![d](./assets/d.png).\n")
+		if _, err := v.svc.AddAttachment(v.ctx, docs.AttachRequest{PagePath: "Projects/Alpha.md", FileName: "d.png", Data: []byte("png")}); err != nil {
+			t.Fatal(err)
+		}
+		v.write(t, "Projects/Beta.md", "Back to [[Alpha]], [[Projects/Alpha|the project]], [[Project Alpha]] and [Alpha](Alpha.md#goals).\n")
+		v.write(t, "Home.md", "Start at [[Projects/Alpha.md#Goals]] or [alpha](Projects/Alpha.md).\n`[[Alpha]]` in code stays.\n")
+		v.write(t, "Unrelated.md", "Nothing here.")
+
+		r, err := v.svc.MovePage(v.ctx, "Projects/Alpha.md", "Archive/2026/Alpha Old.md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.NewPath != "Archive/2026/Alpha Old.md" || r.PagesChanged != 3 || r.Attachments != 1 {
+			t.Fatalf("move = %+v", r)
+		}
+		want := map[string]string{
+			"Archive/2026/Alpha Old.md": "---\ntitle: Project Alpha\n---\nSee [Beta](../../Projects/Beta.md) and [home](../../Home.md) and ![d](./assets/d.png).\n",
+			"Projects/Beta.md":          "Back to [[Alpha Old]], [[Archive/2026/Alpha Old|the project]], [[Project Alpha]] and [Alpha](../Archive/2026/Alpha%20Old.md#goals).\n",
+			"Home.md":                   "Start at [[Archive/2026/Alpha Old.md#Goals]] or [alpha](Archive/2026/Alpha%20Old.md).\n`[[Alpha]]` in code stays.\n",
+		}
+		for path, body := range want {
+			if diff := cmp.Diff(body, v.body(t, path)); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", path, diff)
+			}
+			if u := v.unresolved(t, path); len(u) != 0 {
+				t.Errorf("%s has unresolved links after the move: %v", path, u)
+			}
+		}
+		if v.read(t, "Unrelated.md").Page.Revision != 1 {
+			t.Error("a page without links to the moved one was rewritten")
+		}
+		if _, _, err := v.svc.Attachment(v.ctx, "Archive/2026/assets/d.png"); err != nil {
+			t.Errorf("attachment did not move with its page: %v", err)
+		}
+		links, err := v.svc.Links(v.ctx, "Archive/2026/Alpha Old.md")
+		if err != nil || len(links.Incoming) != 6 {
+			t.Errorf("incoming after move = %+v, %v", links.Incoming, err)
+		}
+		_, err = v.svc.ReadPage(v.ctx, docs.ReadRequest{Path: "Projects/Alpha.md"})
+		wantCode(t, err, atrium.ENotFound)
+	})
+}
+
+func TestMoveFolderKeepsLinksInsideAndOutside(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		v.write(t, "Old/_index.md", "# Old\n\n[[Old/Sub/Deep]] and [deep](Sub/Deep.md)")
+		v.write(t, "Old/Sub/Deep.md", "up: [index](../_index.md), out: [x](../../Outside.md)")
+		v.write(t, "Outside.md", "into [[Old/Sub/Deep]] and [deep](Old/Sub/Deep.md)")
+		r, err := v.svc.MovePage(v.ctx, "Old", "New/Place")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]docs.MovedPage{{From: "Old/_index.md", To: "New/Place/_index.md"}, {From: "Old/Sub/Deep.md", To: "New/Place/Sub/Deep.md"}}, r.Moved); diff != "" {
+			t.Errorf("moved (-want +got):\n%s", diff)
+		}
+		for path, body := range map[string]string{
+			"New/Place/_index.md":   "# Old\n\n[[New/Place/Sub/Deep]] and [deep](Sub/Deep.md)",
+			"New/Place/Sub/Deep.md": "up: [index](../_index.md), out: [x](../../../Outside.md)",
+			"Outside.md":            "into [[New/Place/Sub/Deep]] and [deep](New/Place/Sub/Deep.md)",
+		} {
+			if diff := cmp.Diff(body, v.body(t, path)); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", path, diff)
+			}
+			if u := v.unresolved(t, path); len(u) != 0 {
+				t.Errorf("%s: unresolved %v", path, u)
+			}
+		}
+		res, err := v.svc.ListPages(v.ctx, docs.ListRequest{Depth: 5, IncludePrivate: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range res.Entries {
+			if e.Path == "Old/" {
+				t.Error("the old folder is still listed")
+			}
+		}
+		_, err = v.svc.MovePage(v.ctx, "New", "New/Place/Inner")
+		wantCode(t, err, atrium.EInvalid)
+	})
+}
+
+func TestMoveRefusesTakenPathsAndChangesNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		v.write(t, "A.md", "links [[B]]")
+		v.write(t, "B.md", "b")
+		_, err := v.svc.MovePage(v.ctx, "B.md", "A.md")
+		wantCode(t, err, atrium.EConflict)
+		_, err = v.svc.MovePage(v.ctx, "Missing.md", "C.md")
+		wantCode(t, err, atrium.ENotFound)
+		_, err = v.svc.MovePage(v.ctx, "B.md", "../C.md")
+		wantCode(t, err, atrium.EInvalid)
+		if v.body(t, "A.md") != "links [[B]]" || v.read(t, "B.md").Page.Revision != 1 {
+			t.Fatal("a refused move changed something")
+		}
+		// Promotion to a folder page, and a move into a folder by name.
+		r, err := v.svc.MovePage(v.ctx, "B.md", "B/_index.md")
+		if err != nil || r.NewPath != "B/_index.md" {
+			t.Fatalf("promote: %+v %v", r, err)
+		}
+		r, err = v.svc.MovePage(v.ctx, "A.md", "Shelf/")
+		if err != nil || r.NewPath != "Shelf/A.md" {
+			t.Fatalf("into folder: %+v %v", r, err)
+		}
+		if u := v.unresolved(t, "Shelf/A.md"); len(u) != 0 {
+			t.Errorf("unresolved after promotion: %v (body %q)", u, v.body(t, "Shelf/A.md"))
+		}
+	})
+}

@@ -1,0 +1,146 @@
+package docs
+
+import (
+	"path"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/atrium-hq/atrium"
+)
+
+// Path limits: generous for people, safe for every file system the mirror
+// may write to.
+const (
+	maxPathBytes    = 1024
+	maxSegmentBytes = 255
+)
+
+// NormalizePath checks a page path and returns it in canonical form:
+// forward slashes, no "." segments, no leading "./". A bad path is an
+// invalid_argument that says what is wrong with it.
+func NormalizePath(p string) (string, error) {
+	clean, err := normalize(p, "page path")
+	if err != nil {
+		return "", err
+	}
+	if !strings.EqualFold(path.Ext(clean), ".md") || len(clean) <= len(".md") || strings.HasSuffix(clean, "/.md") {
+		return "", atrium.Errorf(atrium.EInvalid, "invalid page path %q: pages are Markdown files, so the path must end in .md (e.g. Projects/Alpha.md)", p)
+	}
+	return clean, nil
+}
+
+// NormalizeFolder checks a folder path ("Projects", "Projects/Alpha/", or ""
+// for the root) and returns it without trailing slash.
+func NormalizeFolder(p string) (string, error) {
+	p = strings.TrimSpace(p)
+	p = strings.TrimRight(strings.ReplaceAll(p, `\`, "/"), "/")
+	if p == "" || p == "." {
+		return "", nil
+	}
+	return normalize(p, "folder path")
+}
+
+func normalize(p, what string) (string, error) {
+	orig := p
+	p = strings.TrimSpace(p)
+	if p == "" {
+		return "", atrium.Errorf(atrium.EInvalid, "empty %s", what)
+	}
+	if !utf8.ValidString(p) {
+		return "", atrium.Errorf(atrium.EInvalid, "invalid %s %q: not valid UTF-8", what, orig)
+	}
+	p = strings.ReplaceAll(p, `\`, "/")
+	if strings.HasPrefix(p, "/") || len(p) > 1 && p[1] == ':' {
+		return "", atrium.Errorf(atrium.EInvalid, "invalid %s %q: paths are relative to the workspace, e.g. Projects/Alpha.md", what, orig)
+	}
+	var segs []string
+	for _, s := range strings.Split(p, "/") {
+		switch s {
+		case "", ".":
+			continue
+		case "..":
+			return "", atrium.Errorf(atrium.EInvalid, "invalid %s %q: '..' is not allowed", what, orig)
+		}
+		if err := checkSegment(s); err != "" {
+			return "", atrium.Errorf(atrium.EInvalid, "invalid %s %q: %s", what, orig, err)
+		}
+		segs = append(segs, s)
+	}
+	if len(segs) == 0 {
+		return "", atrium.Errorf(atrium.EInvalid, "empty %s", what)
+	}
+	clean := strings.Join(segs, "/")
+	if len(clean) > maxPathBytes {
+		return "", atrium.Errorf(atrium.EInvalid, "invalid %s: longer than %d bytes", what, maxPathBytes)
+	}
+	return clean, nil
+}
+
+// checkSegment says what is wrong with one path segment, or "".
+func checkSegment(s string) string {
+	if len(s) > maxSegmentBytes {
+		return "a name is longer than 255 bytes"
+	}
+	if strings.HasPrefix(s, ".") {
+		return "names may not start with '.' (hidden files are not pages)"
+	}
+	if strings.HasSuffix(s, " ") || strings.HasSuffix(s, ".") && !strings.HasSuffix(s, ".md") {
+		return "names may not end with a space or '.'"
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return "control characters are not allowed"
+		}
+		if strings.ContainsRune(`<>:"|?*`, r) {
+			return `the characters < > : " | ? * are not allowed (they break the folder mirror on some systems)`
+		}
+	}
+	return ""
+}
+
+// folderOf is the folder of a page path, "" at the root.
+func folderOf(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+// join joins a folder and a name.
+func join(folder, name string) string {
+	if folder == "" {
+		return name
+	}
+	return folder + "/" + name
+}
+
+// baseName is the file name of a path without folder and ".md".
+func baseName(p string) string {
+	b := path.Base(p)
+	return strings.TrimSuffix(b, path.Ext(b))
+}
+
+// fileNameFor turns a title into a page file name: the title itself, with the
+// characters paths may not hold replaced, as Obsidian and most wikis do.
+func fileNameFor(title string) string {
+	var b strings.Builder
+	for _, r := range strings.TrimSpace(title) {
+		switch {
+		case unicode.IsControl(r):
+		case strings.ContainsRune(`/\<>:"|?*#^[]`, r):
+			b.WriteRune('-')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	name := strings.Trim(b.String(), " .")
+	if name == "" {
+		name = "Untitled"
+	}
+	for len(name) > maxSegmentBytes-len(".md") {
+		_, size := utf8.DecodeLastRuneInString(name)
+		name = name[:len(name)-size]
+	}
+	return name + ".md"
+}

@@ -1,0 +1,152 @@
+package docs_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/internal/vaultgen"
+	"github.com/atrium-hq/atrium/store"
+	"github.com/atrium-hq/atrium/store/storetest"
+)
+
+func (v *env) search(t testing.TB, r docs.SearchRequest) docs.SearchResult {
+	t.Helper()
+	res, err := v.svc.Search(v.ctx, r)
+	if err != nil {
+		t.Fatalf("search %q: %v", r.Query, err)
+	}
+	return res
+}
+
+func paths(res docs.SearchResult) []string {
+	var out []string
+	for _, h := range res.Hits {
+		out = append(out, h.Path)
+	}
+	return out
+}
+
+func TestSearchRanksPlainLanguage(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		v.write(t, "Ops/Backups.md", "---\ntags: [ops]\n---\n# Backups\n\nDatabase backups run nightly at two.\nThey are kept thirty days.\n")
+		v.write(t, "Eng/Schema.md", "---\ntags: [eng]\n---\n# Schema\n\nThe database schema has three tables.\n")
+		v.write(t, "Eng/Architecture.md", "# Architecture\n\nSee the architecture diagram below.\n")
+		v.write(t, "Misc/Lunch.md", "# Lunch\n\nPizza on Fridays.\n")
+
+		// No word is required: a page with some of the words still matches,
+		// and more matching words rank higher.
+		res := v.search(t, docs.SearchRequest{Query: "how often do database backups run"})
+		if diff := cmp.Diff([]string{"Ops/Backups.md", "Eng/Schema.md"}, paths(res)); diff != "" {
+			t.Errorf("plain-language ranking (-want +got):\n%s", diff)
+		}
+		if res.Total != 2 || res.Hits[0].MatchLine != 6 || res.Hits[0].Context != "Database backups run nightly at two." {
+			t.Errorf("first hit = %+v (total %d)", res.Hits[0], res.Total)
+		}
+		// A title hit outranks a body hit.
+		v.write(t, "Pizza.md", "# Pizza\n\nRecipes.")
+		if got := paths(v.search(t, docs.SearchRequest{Query: "pizza"})); got[0] != "Pizza.md" {
+			t.Errorf("pizza: %v", got)
+		}
+		cases := []struct {
+			req  docs.SearchRequest
+			want []string
+		}{
+			{docs.SearchRequest{Query: `"backups run"`}, []string{"Ops/Backups.md"}},
+			{docs.SearchRequest{Query: `"run backups"`}, nil},
+			{docs.SearchRequest{Query: "arch*"}, []string{"Eng/Architecture.md"}},
+			{docs.SearchRequest{Query: "database +schema"}, []string{"Eng/Schema.md"}},
+			{docs.SearchRequest{Query: "database -schema"}, []string{"Ops/Backups.md"}},
+			{docs.SearchRequest{Query: "database", Path: "Eng"}, []string{"Eng/Schema.md"}},
+			{docs.SearchRequest{Query: "database", Tags: []string{"ops"}}, []string{"Ops/Backups.md"}},
+			{docs.SearchRequest{Query: "CAFÉ database"}, []string{"Eng/Schema.md", "Ops/Backups.md"}}, // the shorter page ranks first
+		}
+		for _, c := range cases {
+			if diff := cmp.Diff(c.want, paths(v.search(t, c.req))); diff != "" {
+				t.Errorf("%+v (-want +got):\n%s", c.req, diff)
+			}
+		}
+		_, err := v.svc.Search(v.ctx, docs.SearchRequest{Query: "   "})
+		wantCode(t, err, atrium.EInvalid)
+		// Edits are searchable at once.
+		v.write(t, "Misc/Lunch.md", "# Lunch\n\nSushi on Fridays.\n")
+		if got := paths(v.search(t, docs.SearchRequest{Query: "sushi"})); len(got) != 1 {
+			t.Errorf("after edit: %v", got)
+		}
+		if got := paths(v.search(t, docs.SearchRequest{Query: "+pizza +fridays"})); len(got) != 0 {
+			t.Errorf("old content still found: %v", got)
+		}
+	})
+}
+
+func TestSearchPaginates(t *testing.T) {
+	v := mustEnv(t, store.SQLite)
+	for i := range 7 {
+		v.write(t, vaultgen.PathAt(7, i), "common word")
+	}
+	var all []string
+	cursor := ""
+	for {
+		res := v.search(t, docs.SearchRequest{Query: "common", Limit: 3, Cursor: cursor})
+		if res.Total != 7 {
+			t.Fatalf("total = %d", res.Total)
+		}
+		all = append(all, paths(res)...)
+		if cursor = res.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if len(all) != 7 {
+		t.Fatalf("pages gave %d results: %v", len(all), all)
+	}
+}
+
+// The same corpus gives the same results, scores and snippets on both engines.
+func TestSearchIsTheSameOnBothEngines(t *testing.T) {
+	const n = 400
+	queries := []docs.SearchRequest{
+		{Query: "database storage design"},
+		{Query: "how do we deploy the gateway service"},
+		{Query: vaultgen.Marker(100)},
+		{Query: `"for the benchmarks"`},
+		{Query: "arch* +review"},
+		{Query: "kubernetes -docker"},
+		{Query: "backup restore", Path: "Projects"},
+		{Query: "release plan", Tags: []string{"design"}},
+		{Query: "fortress moat portcullis"},
+		{Query: "note", Limit: 50},
+	}
+	results := map[store.Engine][]docs.SearchResult{}
+	for _, e := range storetest.Engines {
+		t.Run(string(e), func(t *testing.T) {
+			v := mustEnv(t, e)
+			err := vaultgen.Generate(7, n, func(p vaultgen.Page) error {
+				_, err := v.svc.WritePage(v.ctx, docs.WriteRequest{Path: p.Path, Content: p.Content})
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range queries {
+				res := v.search(t, q)
+				if res.Total == 0 {
+					t.Errorf("%q found nothing", q.Query)
+				}
+				results[e] = append(results[e], res)
+			}
+		})
+	}
+	if len(results) < 2 {
+		t.Skip("needs both engines")
+	}
+	for i, q := range queries {
+		// Page IDs are random per store; everything else must match.
+		if diff := cmp.Diff(results[store.SQLite][i], results[store.Postgres][i], cmpopts.IgnoreFields(docs.Hit{}, "PageID")); diff != "" {
+			t.Errorf("%q differs between SQLite and PostgreSQL (-sqlite +postgres):\n%s", q.Query, diff)
+		}
+	}
+}

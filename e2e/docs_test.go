@@ -1,0 +1,81 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A subscriber to atrium://pages/{path} hears of every change to the page,
+// whatever surface made it: another MCP session, REST, another process.
+func TestPageSubscriptionsHearEverySurface(t *testing.T) {
+	srv := startServe(t, "")
+	updates := make(chan string, 16)
+	client := mcp.NewClient(&mcp.Implementation{Name: "subscriber", Version: "1"}, &mcp.ClientOptions{
+		Capabilities:           &mcp.ClientCapabilities{},
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updates <- r.Params.URI },
+	})
+	ctx := context.Background()
+	sub, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.MCP(), HTTPClient: bearer(srv.AdminToken, ""), MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	writer := connectHTTP(t, srv.MCP(), srv.AdminToken, "")
+	if res := callTool(t, writer, "write_page", map[string]any{"path": "Team/Plan.md", "content": "# Plan"}); res.IsError {
+		t.Fatal(res.Content)
+	}
+	const uri = "atrium://pages/Team/Plan.md"
+	if err := sub.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	read, err := sub.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	if err != nil || read.Contents[0].Text != "# Plan" || read.Contents[0].MIMEType != "text/markdown" {
+		t.Fatalf("read resource: %+v %v", read, err)
+	}
+	expect := func(how string) {
+		t.Helper()
+		select {
+		case got := <-updates:
+			if got != uri {
+				t.Fatalf("%s: notified of %s", how, got)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no notification", how)
+		}
+	}
+	callTool(t, writer, "edit_page", map[string]any{"path": "Team/Plan.md", "operations": []map[string]any{{"op": "append", "text": "- item"}}})
+	expect("another MCP session")
+
+	rest, err := newRequest("PATCH", srv.URL+"/api/pages/Team/Plan.md", srv.AdminToken, `{"operations":[{"op":"append","text":"- from REST"}]}`)
+	if err != nil || rest.StatusCode != 200 {
+		t.Fatalf("REST edit: %v %v", rest, err)
+	}
+	expect("REST")
+
+	out, errOut, code := srv.cli(t, []string{"ATRIUM_AGENT=cli"}, "call", "edit_page", "path=Team/Plan.md", `operations=[{"op":"append","text":"- from the CLI"}]`)
+	if code != 0 {
+		t.Fatalf("atrium call: %s %s", out, errOut)
+	}
+	expect("another process (atrium call)")
+
+	// A page of another workspace with the same path never notifies.
+	if _, errOut, code := srv.cli(t, nil, "workspace", "create", "elsewhere"); code != 0 {
+		t.Fatal(errOut)
+	}
+	if _, errOut, code := srv.cli(t, []string{"ATRIUM_AGENT=cli", "ATRIUM_WORKSPACE=elsewhere"}, "call", "write_page", "path=Team/Plan.md", "content=other"); code != 0 {
+		t.Fatal(errOut)
+	}
+	select {
+	case got := <-updates:
+		t.Fatalf("notified of another workspace's change: %s", got)
+	case <-time.After(time.Second):
+	}
+	final, err := sub.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	if err != nil || !strings.Contains(final.Contents[0].Text, "- from the CLI") {
+		t.Fatalf("final read: %+v %v", final, err)
+	}
+}

@@ -1,0 +1,372 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/base64"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/docs"
+)
+
+// DocsToolset is the Markdown knowledge base.
+const DocsToolset = "docs"
+
+func docsToolset(s *Server) *Toolset {
+	ts := &Toolset{
+		Name:        DocsToolset,
+		Description: "The Markdown knowledge base: pages, sections, links, history, attachments, search.",
+		Default:     true,
+	}
+	// The tools are defined without the service (atrium tools lists them with
+	// no store); calls go through it.
+	d := &docsRef{s}
+	ts.Tools = []*Tool{
+		listPagesTool(d), getTreeTool(d), readPageTool(d), writePageTool(d), editPageTool(d), createPageTool(d),
+		deletePageTool(d), movePageTool(d), searchPagesTool(d), getPageLinksTool(d), addAttachmentTool(s, d),
+		listPageRevisionsTool(d), restorePageRevisionTool(d),
+	}
+	ts.Templates = []ResourceTemplate{pageResource(d)}
+	ts.Complete = completePagePath(d)
+	return ts
+}
+
+// ListPagesInput lists a folder.
+type ListPagesInput struct {
+	Path           string `json:"path,omitempty" jsonschema:"folder to list, e.g. Projects (or its page Projects/_index.md); empty for the root"`
+	Depth          int    `json:"depth,omitempty" jsonschema:"how many levels below path to include (default 1)"`
+	IncludeContent bool   `json:"include_content,omitempty" jsonschema:"include each page's content"`
+	IncludePrivate bool   `json:"include_private,omitempty" jsonschema:"include private pages (default false; pages are private unless their frontmatter says access: public)"`
+	Cursor         string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous answer, to continue"`
+	Limit          int    `json:"limit,omitempty" jsonschema:"entries per answer (default 100, at most 1000)"`
+}
+
+func listPagesTool(d *docsRef) *Tool {
+	return newTool(&mcp.Tool{
+		Name:        "list_pages",
+		Title:       "List pages",
+		Description: "Lists the pages and folders under a folder, in path order, with title, icon, access level and whether they have children. Default: the root, one level deep, public pages only, no content. Paginated: pass next_cursor back as cursor.",
+		Annotations: readOnly("List pages"),
+	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in ListPagesInput) (docs.ListPagesOutput, error) {
+		r, err := d.get().ListPages(ctx, docs.ListRequest{Path: in.Path, Depth: in.Depth, IncludeContent: in.IncludeContent, IncludePrivate: in.IncludePrivate, Cursor: in.Cursor, Limit: in.Limit})
+		if err != nil {
+			return docs.ListPagesOutput{}, err
+		}
+		return r.Output(), nil
+	})
+}
+
+// GetTreeInput asks for the page tree.
+type GetTreeInput struct {
+	IncludeMetadata bool   `json:"include_metadata,omitempty" jsonschema:"include page_id, icon, access, revision and updated_at of each page"`
+	Cursor          string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous answer, to continue"`
+	Limit           int    `json:"limit,omitempty" jsonschema:"pages per answer (default 500, at most 2000)"`
+}
+
+func getTreeTool(d *docsRef) *Tool {
+	return newTool(&mcp.Tool{
+		Name:         "get_tree",
+		Title:        "Page tree",
+		Description:  "Returns the page hierarchy as nested folders and pages (the sidebar tree), for an overview of the knowledge base. Paginated by pages in path order: pass next_cursor back as cursor.",
+		Annotations:  readOnly("Page tree"),
+		OutputSchema: docs.TreeSchema(),
+	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in GetTreeInput) (docs.TreeOutput, error) {
+		r, err := d.get().Tree(ctx, docs.TreeRequest{IncludeMetadata: in.IncludeMetadata, Cursor: in.Cursor, Limit: in.Limit})
+		if err != nil {
+			return docs.TreeOutput{}, err
+		}
+		return r.Output(), nil
+	})
+}
+
+// ReadPageInput reads a page.
+type ReadPageInput struct {
+	Path     string `json:"path" jsonschema:"the page path, e.g. Projects/Alpha.md"`
+	Section  string `json:"section,omitempty" jsonschema:"only this section, by heading path: Design > Storage (add [2] to pick the 2nd of same-named headings)"`
+	Revision int64  `json:"revision,omitempty" jsonschema:"an earlier revision to read (see list_page_revisions)"`
+}
+
+func readPageTool(d *docsRef) *Tool {
+	return newTool(&mcp.Tool{
+		Name:        "read_page",
+		Title:       "Read page",
+		Description: "Reads a page's Markdown: its content (frontmatter and body), parsed frontmatter and revision. Give section to read only one section by heading path (Design > Storage), or revision to read an earlier one. Keep the revision to change the page with edit_page or write_page.",
+		Annotations: readOnly("Read page"),
+	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in ReadPageInput) (docs.ReadPageOutput, error) {
+		r, err := d.get().ReadPage(ctx, docs.ReadRequest{Path: in.Path, Section: in.Section, Revision: in.Revision})
+		if err != nil {
+			return docs.ReadPageOutput{}, err
+		}
+		return r.Output(), nil
+	})
+}
+
+// WritePageInput writes a whole page.
+type WritePageInput struct {
+	Path         string `json:"path" jsonschema:"the page path, e.g. Projects/Alpha.md"`
+	Content      string `json:"content" jsonschema:"the whole page: optional YAML frontmatter between --- lines, then Markdown"`
+	BaseRevision int64  `json:"base_revision,omitempty" jsonschema:"the revision you read; required to replace an existing page"`
+	Overwrite    bool   `json:"overwrite,omitempty" jsonschema:"replace an existing page without a base_revision (discards changes you have not seen)"`
+}
+
+func writePageTool(d *docsRef) *Tool {
+	return newTool(&mcp.Tool{
+		Name:        "write_page",
+		Title:       "Write page",
+		Description: "Creates a page with the given content, or replaces an existing one — only with the base_revision you read (or overwrite: true); a stale base_revision is a conflict naming both revisions, never a silent overwrite. To change part of a page, prefer edit_page.",
+		Annotations: writes("Write page", false, false),
+	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in WritePageInput) (docs.WriteOutput, error) {
+		r, err := d.get().WritePage(ctx, docs.WriteRequest{Path: in.Path, Content: in.Content, BaseRevision: in.BaseRevision, Overwrite: in.Overwrite})
+		if err != nil {
+			return docs.WriteOutput{}, err
+		}
+		return r.Output(), nil
+	})
+}
+
+// EditPageInput changes part of a page.
+type EditPageInput struct {
+	Path         string               `json:"path" jsonschema:"the page path"`
+	BaseRevision int64                `json:"base_revision,omitempty" jsonschema:"the revision you read; if given and the page changed since, the edit is a conflict"`
+	Operations   []docs.EditOperation `json:"operations" jsonschema:"changes applied in order, all or nothing"`
+}
+
+func editPageTool(d *docsRef) *Tool {
+	return newTool(&mcp.Tool{
+		Name:        "edit_page",
+		Title:       "Edit page",
+		Description: "Changes part of a page without resending it: append or prepend text (to the page or a section), find_replace with an expected count, replace_section by heading path, set_frontmatter keys. Operations apply in order, all or nothing; a missing section or an unexpected count changes nothing and says why.",
+		Annotations: writes("Edit page", false, false),
+	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in EditPageInput) (docs.WriteOutput, error) {
+		r, err := d.get().EditPage(ctx, docs.EditRequest{Path: in.Path, BaseRevision: in.BaseRevision, Ops: docs.Ops(in.Operations)})
+		if err != nil {
+			return docs.WriteOutput{}, err
+		}
+		return r.Output(), nil
+	})
+}
+
+// CreatePageInput creates a page from a title.
+type CreatePageInput struct {
+	Title      string `json:"title" jsonschema:"the page title; the file name is made from it"`
+	ParentPath string `json:"parent_path,omitempty" jsonschema:"the folder to create it in (e.g. Projects); empty for the root"`
+	Content    string `json:"content,omitempty" jsonschema:"the Markdown body; frontmatter (title, icon) is generated"`
+	Icon       string `json:"icon,omitempty" jsonschema:"an emoji or icon name"`
+}
+
+func createPageTool(d *docsRef) *Tool {
+	return newTool(&mcp.Tool{
+		Name:        "create_page",
+		Title:       "Create page",
+		Description: "Creates a page from a title in a folder, generating its frontmatter (title, icon) and its path (Projects/Beta.md for title Beta in Projects). Fails with conflict if that path is taken.",
+		Annotations: writes("Create page", false, false),
+	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in CreatePageInput) (docs.WriteOutput, error) {
+		r, err := d.get().CreatePage(ctx, docs.CreateRequest{Title: in.Title, ParentPath: in.ParentPath, Content: in.Content, Icon: in.Icon})
+		if err != nil {
+			return docs.WriteOutput{}, err
+		}
+		return r.Output(), nil
+	})
+}
+
+// PathInput names a page.
+type PathInput struct {
+	Path string `json:"path" jsonschema:"the page path, e.g. Projects/Alpha.md"`
+}
+
+func deletePageTool(d *docsRef) *Tool {
+	return newTool(&mcp.Tool{
+		Name:        "delete_page",
+		Title:       "Delete page",
+		Description: "Deletes a page with its history and its attachments. Links to it from other pages stay, as unresolved links.",
+		Annotations: writes("Delete page", true, true),
+	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in PathInput) (docs.DeletePageOutput, error) {
+		r, err := d.get().DeletePage(ctx, in.Path)
+		if err != nil {
+			return docs.DeletePageOutput{}, err
+		}
+		return r.Output(), nil
+	})
+}
+
+// MovePageInput moves a page or a folder.
+type MovePageInput struct {
+	SourcePath      string `json:"source_path" jsonschema:"the page (Projects/Alpha.md) or folder (Projects/Old) to move"`
+	DestinationPath string `json:"destination_path" jsonschema:"the new page path (Archive/Alpha.md, or Alpha/_index.md to make it a folder page), or a folder to move into (Archive/)"`
+}
+
+func movePageTool(d *docsRef) *Tool {
+	return newTool(&mcp.Tool{
+		Name:        "move_page",
+		Title:       "Move page",
+		Description: "Moves a page (or a whole folder) and rewrites every wikilink and relative Markdown link that pointed at it, and its own relative links, so nothing breaks; reports how many pages changed. Its attachments move with it.",
+		Annotations: writes("Move page", false, false),
+	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in MovePageInput) (docs.MovePageOutput, error) {
+		r, err := d.get().MovePage(ctx, in.SourcePath, in.DestinationPath)
+		if err != nil {
+			return docs.MovePageOutput{}, err
+		}
+		return r.Output(), nil
+	})
+}
+
+// SearchPagesInput searches pages.
+type SearchPagesInput struct {
+	Query  string   `json:"query" jsonschema:"words or a question; every word counts toward the rank. \"exact phrase\" and +word are required, -word excluded, arch* a prefix"`
+	Path   string   `json:"path,omitempty" jsonschema:"only pages under this folder"`
+	Tags   []string `json:"tags,omitempty" jsonschema:"only pages with all these tags"`
+	Limit  int      `json:"limit,omitempty" jsonschema:"results per answer (default 20, at most 100)"`
+	Cursor string   `json:"cursor,omitempty" jsonschema:"next_cursor of the previous answer"`
+}
+
+func searchPagesTool(d *docsRef) *Tool {
+	return newTool(&mcp.Tool{
+		Name:        "search_pages",
+		Title:       "Search pages",
+		Description: "Ranked full-text search (BM25) over titles, tags, headings and bodies. Plain-language questions work: every word counts toward the rank, none is required unless quoted or prefixed with +. Returns path, title, best matching line and context, and the total number of matches.",
+		Annotations: readOnly("Search pages"),
+	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in SearchPagesInput) (docs.SearchPagesOutput, error) {
+		r, err := d.get().Search(ctx, docs.SearchRequest{Query: in.Query, Path: in.Path, Tags: in.Tags, Limit: in.Limit, Cursor: in.Cursor})
+		if err != nil {
+			return docs.SearchPagesOutput{}, err
+		}
+		return r.Output(), nil
+	})
+}
+
+func getPageLinksTool(d *docsRef) *Tool {
+	return newTool(&mcp.Tool{
+		Name:        "get_page_links",
+		Title:       "Page links",
+		Description: "Returns a page's outgoing links ([[wikilinks]] and relative Markdown links, each resolved to a page or marked unresolved) and its incoming links (backlinks from other pages).",
+		Annotations: readOnly("Page links"),
+	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in PathInput) (docs.PageLinksOutput, error) {
+		r, err := d.get().Links(ctx, in.Path)
+		if err != nil {
+			return docs.PageLinksOutput{}, err
+		}
+		return r.Output(), nil
+	})
+}
+
+// AddAttachmentInput attaches a file to a page.
+type AddAttachmentInput struct {
+	PagePath      string `json:"page_path" jsonschema:"the page the file belongs to"`
+	FilePath      string `json:"file_path,omitempty" jsonschema:"a local file to copy (stdio only; relative to, and inside, the server's working folder)"`
+	ContentBase64 string `json:"content_base64,omitempty" jsonschema:"the file's bytes in base64 (for remote callers)"`
+	FileName      string `json:"file_name,omitempty" jsonschema:"the name to store it under (default: the file_path's name)"`
+}
+
+func addAttachmentTool(s *Server, d *docsRef) *Tool {
+	return newTool(&mcp.Tool{
+		Name:        "add_attachment",
+		Title:       "Add attachment",
+		Description: "Stores a file in the assets folder beside a page and returns the relative path and the Markdown to link it. Give file_path (a local file, stdio callers only) or content_base64. The same file twice is stored once.",
+		Annotations: writes("Add attachment", true, false),
+	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in AddAttachmentInput) (docs.AddAttachmentOutput, error) {
+		data, name, err := s.attachmentBytes(in)
+		if err != nil {
+			return docs.AddAttachmentOutput{}, err
+		}
+		r, err := d.get().AddAttachment(ctx, docs.AttachRequest{PagePath: in.PagePath, FileName: name, Data: data})
+		if err != nil {
+			return docs.AddAttachmentOutput{}, err
+		}
+		return r.Output(), nil
+	})
+}
+
+// attachmentBytes reads an attachment from the input: base64 content, or a
+// local file confined to the server's working folder.
+func (s *Server) attachmentBytes(in AddAttachmentInput) ([]byte, string, error) {
+	switch {
+	case in.FilePath != "" && in.ContentBase64 != "":
+		return nil, "", atrium.Errorf(atrium.EInvalid, "give file_path or content_base64, not both")
+	case in.ContentBase64 != "":
+		if in.FileName == "" {
+			return nil, "", atrium.Errorf(atrium.EInvalid, "file_name is required with content_base64")
+		}
+		data, err := base64.StdEncoding.DecodeString(in.ContentBase64)
+		if err != nil {
+			return nil, "", atrium.Errorf(atrium.EInvalid, "content_base64 is not valid base64: %v", err)
+		}
+		return data, in.FileName, nil
+	case in.FilePath != "":
+		data, base, err := readLocalFile(s.cfg.LocalFiles, in.FilePath, maxAttachment(s.cfg.Docs))
+		if err != nil {
+			return nil, "", err
+		}
+		if in.FileName == "" {
+			in.FileName = base
+		}
+		return data, in.FileName, nil
+	}
+	return nil, "", atrium.Errorf(atrium.EInvalid, "give file_path (a local file) or content_base64 (the bytes)")
+}
+
+// RevisionsInput lists a page's history.
+type RevisionsInput struct {
+	Path   string `json:"path" jsonschema:"the page path"`
+	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous answer"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"revisions per answer (default 20, at most 200)"`
+}
+
+func listPageRevisionsTool(d *docsRef) *Tool {
+	return newTool(&mcp.Tool{
+		Name:        "list_page_revisions",
+		Title:       "Page history",
+		Description: "Lists a page's revisions, newest first, with author, time and size. Read one with read_page and revision; bring one back with restore_page_revision.",
+		Annotations: readOnly("Page history"),
+	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in RevisionsInput) (docs.RevisionsOutput, error) {
+		r, err := d.get().Revisions(ctx, in.Path, in.Cursor, in.Limit)
+		if err != nil {
+			return docs.RevisionsOutput{}, err
+		}
+		return r.Output(), nil
+	})
+}
+
+// RestoreInput brings back an earlier revision.
+type RestoreInput struct {
+	Path         string `json:"path" jsonschema:"the page path"`
+	Revision     int64  `json:"revision" jsonschema:"the revision whose content becomes current again"`
+	BaseRevision int64  `json:"base_revision,omitempty" jsonschema:"the current revision you saw; if the page changed since, it is a conflict"`
+}
+
+func restorePageRevisionTool(d *docsRef) *Tool {
+	return newTool(&mcp.Tool{
+		Name:        "restore_page_revision",
+		Title:       "Restore revision",
+		Description: "Makes an earlier revision's content current again, as a new revision (history is never rewritten). The page keeps its current path.",
+		Annotations: writes("Restore revision", false, false),
+	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in RestoreInput) (docs.WriteOutput, error) {
+		if in.Revision <= 0 {
+			return docs.WriteOutput{}, atrium.Errorf(atrium.EInvalid, "revision is required (see list_page_revisions)")
+		}
+		r, err := d.get().RestoreRevision(ctx, in.Path, in.Revision, in.BaseRevision)
+		if err != nil {
+			return docs.WriteOutput{}, err
+		}
+		return r.Output(), nil
+	})
+}
+
+// docsRef reaches the docs service of a server when a tool is called.
+type docsRef struct{ s *Server }
+
+// get returns the service; a server built without one (a tools listing)
+// has no store to call, and a call panics into an internal error.
+func (r *docsRef) get() *docs.Service {
+	if r.s.cfg.Docs == nil {
+		panic("mcpserver: docs tool called on a server built without a docs service")
+	}
+	return r.s.cfg.Docs
+}
+
+func maxAttachment(d *docs.Service) int64 {
+	if d == nil {
+		return 0
+	}
+	return d.MaxAttachmentBytes
+}

@@ -1,0 +1,74 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"net/url"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/atrium-hq/atrium"
+)
+
+// watch turns store events into resource notifications: a change made through
+// any surface (another session, REST, the folder mirror, another process)
+// reaches the subscribers of the workspace it happened in, and no other.
+func (s *Server) watch(events <-chan atrium.Event) {
+	for ev := range events {
+		uris := resourceURIs(ev)
+		if len(uris) == 0 {
+			continue
+		}
+		s.mu.Lock()
+		ms := s.servers[ev.WorkspaceID]
+		s.mu.Unlock()
+		if ms == nil {
+			continue // nobody of that workspace is connected
+		}
+		for _, u := range uris {
+			if err := ms.ResourceUpdated(s.ctx, &mcp.ResourceUpdatedNotificationParams{URI: u}); err != nil && s.ctx.Err() == nil {
+				s.log.Debug("resource notification", "uri", u, "err", err)
+			}
+		}
+	}
+}
+
+// resourceURIs are the resources an event changed: for a page, its URI as
+// written and percent-escaped (clients subscribe with either); a move changes
+// the old and the new.
+func resourceURIs(ev atrium.Event) []string {
+	if !strings.HasPrefix(ev.Kind, "page.") {
+		return nil
+	}
+	var p struct {
+		Path string `json:"path"`
+		From string `json:"from"`
+	}
+	if json.Unmarshal(ev.Payload, &p) != nil || p.Path == "" {
+		return nil
+	}
+	var out []string
+	for _, path := range []string{p.Path, p.From} {
+		if path == "" {
+			continue
+		}
+		raw, esc := PageURIPrefix+path, PageURIPrefix+escapePath(path)
+		out = append(out, raw)
+		if esc != raw {
+			out = append(out, esc)
+		}
+	}
+	return out
+}
+
+// escapePath percent-escapes each segment of a page path for a URI.
+func escapePath(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/")
+}
+
+// PageURI is the resource URI of a page.
+func PageURI(path string) string { return PageURIPrefix + escapePath(path) }

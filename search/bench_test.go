@@ -1,0 +1,55 @@
+package search_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/atrium-hq/atrium/search"
+)
+
+func BenchmarkTokenize(b *testing.B) {
+	text := corpusText(5000)
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		search.Tokenize(text)
+	}
+}
+
+// BenchmarkMatch scores the candidates of one search: 100 pages of about
+// 300 tokens.
+func BenchmarkMatch(b *testing.B) {
+	docs := make([]search.Doc, 100)
+	var st search.Stats
+	for i := range docs {
+		text := prose(uint64(i), 2050)
+		lines := strings.Split(text, "\n")
+		d := search.Doc{
+			Title:    search.Tokenize(lines[0]),
+			Tags:     search.Tokenize("ops deploy"),
+			Headings: search.Tokenize(lines[1] + " " + lines[2]),
+			Body:     search.Tokenize(strings.Join(lines[3:], "\n")),
+		}
+		docs[i] = d
+		st.AvgTitle += float64(len(d.Title)) / 100
+		st.AvgTags += float64(len(d.Tags)) / 100
+		st.AvgHeadings += float64(len(d.Headings)) / 100
+		st.AvgBody += float64(len(d.Body)) / 100
+	}
+	st.Docs = 1000
+	df := func(t search.Term) int { return 10 * len(t.Text) }
+	for _, q := range []string{
+		"how do we deploy the staging server",
+		`"error budget" arch* +policy -legacy rollback`,
+	} {
+		b.Run(q, func(b *testing.B) {
+			query := mustParse(b, q)
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, d := range docs {
+					search.Match(query, d, st, df)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,33 @@
+package search_test
+
+import (
+	"fmt"
+
+	"github.com/atrium-hq/atrium/search"
+)
+
+func ExampleParseQuery() {
+	q, err := search.ParseQuery(`How do we roll back a "canary deploy" in prod*? -legacy`)
+	if err != nil {
+		panic(err)
+	}
+	for _, t := range q.Terms {
+		fmt.Printf("%+v\n", t)
+	}
+	fmt.Printf("%+v\n", q.Retrieval())
+	// Output:
+	// {Text:roll Phrase:[] Prefix:false Required:false Excluded:false}
+	// {Text:back Phrase:[] Prefix:false Required:false Excluded:false}
+	// {Text:canary Phrase:[canary deploy] Prefix:false Required:true Excluded:false}
+	// {Text:prod Phrase:[] Prefix:true Required:false Excluded:false}
+	// {Text:legacy Phrase:[] Prefix:false Required:false Excluded:true}
+	// {AllOf:[canary deploy] AnyOf:[] NoneOf:[legacy]}
+}
+
+func ExampleSnippet() {
+	body := "# Releases\n\nWe ship on Tuesdays.\nA canary deploy runs for an hour before the rollout."
+	q, _ := search.ParseQuery(`"canary deploy" rollout`)
+	line, context := search.Snippet(body, q)
+	fmt.Println(line, context)
+	// Output: 4 A canary deploy runs for an hour before the rollout.
+}

@@ -1,0 +1,160 @@
+package search
+
+import (
+	"math"
+	"slices"
+	"strings"
+)
+
+// Doc is a candidate page's fields, each tokenized with Tokenize.
+type Doc struct {
+	Title, Tags, Headings, Body []string
+}
+
+// Stats describe the searched corpus: the number of documents and the
+// average number of tokens in each field.
+type Stats struct {
+	Docs                                    int
+	AvgTitle, AvgTags, AvgHeadings, AvgBody float64
+}
+
+// BM25F parameters. A word in the title says more about a page than the
+// same word in passing in the body, hence the weights.
+const (
+	k1 = 1.2
+	b  = 0.75
+)
+
+var fieldWeights = [4]float64{3, 2, 2, 1} // title, tags, headings, body
+
+// Match reports whether d satisfies q and, when it does, its BM25F score.
+//
+// d satisfies q when every required term and phrase is in some field (a
+// phrase's tokens consecutive within one field), no excluded one is, and,
+// when nothing is required, at least one optional term is. A query without
+// any term to look for matches nothing.
+//
+// Each term not excluded scores idf × tf(k1+1)/(tf+k1), where
+// idf = ln(1 + (N − df + 0.5)/(df + 0.5)) and tf adds up the term's
+// occurrences in each field times the field's weight, divided by
+// 1 − b + b·length/average. A prefix term counts every token it prefixes;
+// a phrase scores as its distinct tokens. df reports how many documents of
+// the corpus contain a term (for a phrase token it is given Term{Text:
+// token}); it is called only for terms present in d.
+//
+// Terms and fields are summed in a fixed order, so the same inputs always
+// give the same float.
+func Match(q Query, d Doc, st Stats, df func(Term) int) (score float64, ok bool) {
+	fields := [4][]string{d.Title, d.Tags, d.Headings, d.Body}
+	// Occurrences of each word or prefix term in each field, counted once
+	// for both deciding and scoring.
+	var buf [MaxTerms][4]int
+	counts := buf[:0]
+	required, optional, optionalFound := false, false, false
+	for _, t := range q.Terms {
+		var c [4]int
+		found := false
+		if t.Phrase != nil {
+			found = slices.ContainsFunc(fields[:], func(toks []string) bool { return hasPhrase(toks, t.Phrase) })
+		} else {
+			c = countFields(fields, t)
+			found = c != [4]int{}
+		}
+		counts = append(counts, c)
+		switch {
+		case t.Excluded:
+			if found {
+				return 0, false
+			}
+		case t.Required:
+			if !found {
+				return 0, false
+			}
+			required = true
+		default:
+			optional = true
+			optionalFound = optionalFound || found
+		}
+	}
+	if !required && (!optional || !optionalFound) {
+		return 0, false
+	}
+
+	s := scorer{fields: fields, st: st, df: df}
+	for i, t := range q.Terms {
+		switch {
+		case t.Excluded:
+		case t.Phrase != nil:
+			for j, tok := range t.Phrase {
+				if !slices.Contains(t.Phrase[:j], tok) {
+					w := Term{Text: tok}
+					score += s.score(w, countFields(fields, w))
+				}
+			}
+		default:
+			score += s.score(t, counts[i])
+		}
+	}
+	return score, true
+}
+
+type scorer struct {
+	fields [4][]string
+	st     Stats
+	df     func(Term) int
+}
+
+// score is the BM25F score of a word or prefix term occurring counts times
+// in each field.
+func (s scorer) score(t Term, counts [4]int) float64 {
+	avg := [4]float64{s.st.AvgTitle, s.st.AvgTags, s.st.AvgHeadings, s.st.AvgBody}
+	var tf float64
+	for f, n := range counts {
+		if n == 0 {
+			continue
+		}
+		norm := 1.0
+		if avg[f] > 0 { // stats of an empty corpus say nothing about length
+			norm = 1 - b + b*float64(len(s.fields[f]))/avg[f]
+		}
+		tf += fieldWeights[f] * float64(n) / norm
+	}
+	if tf == 0 {
+		return 0
+	}
+	// Stale statistics must not make the idf negative or undefined.
+	df := max(s.df(t), 0)
+	n := max(s.st.Docs, df)
+	idf := math.Log(1 + (float64(n-df)+0.5)/(float64(df)+0.5))
+	return idf * tf * (k1 + 1) / (tf + k1)
+}
+
+func countFields(fields [4][]string, t Term) [4]int {
+	var c [4]int
+	if t.Text == "" {
+		return c
+	}
+	w, first := t.Text, t.Text[0]
+	for f, toks := range fields {
+		for _, tok := range toks {
+			// Most tokens differ in length or first byte: checking these
+			// first spares a call to compare them whole.
+			if len(tok) < len(w) || tok[0] != first {
+				continue
+			}
+			if tok == w || t.Prefix && strings.HasPrefix(tok, w) {
+				c[f]++
+			}
+		}
+	}
+	return c
+}
+
+func hasPhrase(toks, phrase []string) bool {
+	for i := 0; i+len(phrase) <= len(toks); i++ {
+		if slices.Equal(toks[i:i+len(phrase)], phrase) {
+			return true
+		}
+	}
+	return false
+}

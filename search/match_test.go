@@ -1,0 +1,259 @@
+package search_test
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/atrium-hq/atrium/search"
+)
+
+func doc(title, tags, headings, body string) search.Doc {
+	return search.Doc{
+		Title:    search.Tokenize(title),
+		Tags:     search.Tokenize(tags),
+		Headings: search.Tokenize(headings),
+		Body:     search.Tokenize(body),
+	}
+}
+
+func mustParse(tb testing.TB, q string) search.Query {
+	tb.Helper()
+	parsed, err := search.ParseQuery(q)
+	if err != nil {
+		tb.Fatalf("ParseQuery(%q): %v", q, err)
+	}
+	return parsed
+}
+
+var stats = search.Stats{Docs: 10, AvgTitle: 4, AvgTags: 2, AvgHeadings: 8, AvgBody: 100}
+
+func df1(search.Term) int { return 1 }
+
+func TestMatch(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		q    string
+		d    search.Doc
+		want bool
+	}{
+		{"an optional word", "deploy staging", doc("", "", "", "deploy now"), true},
+		{"no optional word", "deploy staging", doc("", "", "", "nothing here"), false},
+		{"stop words when alone", "the", doc("", "", "", "the cat"), true},
+		{"required in the title", "+deploy staging", doc("Deploy", "", "", ""), true},
+		{"required missing", "+deploy staging", doc("", "", "", "staging only"), false},
+		{"required and optional missing", "+deploy staging", doc("", "", "", "deploy"), true},
+		{"excluded in tags", "deploy -legacy", doc("", "legacy", "", "deploy"), false},
+		{"excluded absent", "deploy -legacy", doc("", "ops", "", "deploy"), true},
+		{"excluded prefix", "deploy -leg*", doc("", "", "", "deploy Legacy"), false},
+		{"prefix", "arch*", doc("", "", "Architecture", ""), true},
+		{"prefix is not infix", "arch*", doc("", "", "", "search"), false},
+		{"required prefix missing", "+arch* deploy", doc("", "", "", "deploy"), false},
+		{"phrase", `"error budget"`, doc("", "", "", "the Error-Budget policy"), true},
+		{"phrase across a line", `"error budget"`, doc("", "", "", "error\nbudget"), true},
+		{"phrase reversed", `"error budget"`, doc("", "", "", "budget error"), false},
+		{"phrase with a gap", `"error budget"`, doc("", "", "", "error and budget"), false},
+		{"phrase across fields", `"error budget"`, doc("Error", "", "", "budget policy"), false},
+		{"phrase at the end", `"state of the art"`, doc("", "", "the state of the art", ""), true},
+		{"phrase missing a stop word", `"state of the art"`, doc("", "", "state of art", ""), false},
+		{"excluded phrase", `deploy -"error budget"`, doc("", "", "", "deploy error budget"), false},
+		{"excluded phrase words apart", `deploy -"error budget"`, doc("", "", "", "deploy budget error"), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			score, ok := search.Match(mustParse(t, tt.q), tt.d, stats, df1)
+			if ok != tt.want {
+				t.Fatalf("Match(%q) ok = %v, want %v", tt.q, ok, tt.want)
+			}
+			if ok && !(score > 0) || !ok && score != 0 {
+				t.Errorf("Match(%q) = %v, %v", tt.q, score, ok)
+			}
+		})
+	}
+}
+
+func TestMatchNothingToLookFor(t *testing.T) {
+	t.Parallel()
+	if score, ok := search.Match(search.Query{}, doc("a", "b", "c", "d"), stats, df1); ok {
+		t.Errorf("empty query matched with score %v", score)
+	}
+}
+
+func TestMatchScore(t *testing.T) {
+	t.Parallel()
+	// Corpus: N = 10, average field lengths title 4, tags 2, headings 8, body 100.
+	d := search.Doc{
+		Title:    []string{"deploy", "to", "staging"},                      // 3 tokens
+		Tags:     []string{"ops"},                                          // 1
+		Headings: []string{"how", "we", "deploy", "a", "b", "c", "d", "e"}, // 8
+		Body:     fill(50, "deploy", "deploy", "staging"),                  // 50
+	}
+	df := func(t search.Term) int { return map[string]int{"deploy": 3, "staging": 1}[t.Text] }
+	// Length norms 1 − b + b·len/avg: title 0.25 + 0.75·3/4 = 0.8125,
+	// headings 1, body 0.25 + 0.75·50/100 = 0.625.
+	// deploy:  tf = 3·1/0.8125 + 2·1/1 + 1·2/0.625 = 8.892307692307693
+	//          idf = ln(1 + 7.5/3.5) = ln(22/7) = 1.1451323043030026
+	//          score = idf·tf·2.2/(tf+1.2) = 2.2197412166946617
+	// staging: tf = 3·1/0.8125 + 1·1/0.625 = 5.292307692307693
+	//          idf = ln(1 + 9.5/1.5) = ln(22/3) = 1.992430164690206
+	//          score = 3.5731543806576966
+	const want = 5.792895597352358
+	score, ok := search.Match(mustParse(t, "how do we deploy to staging"), d, stats, df)
+	if !ok || math.Abs(score-want) > 1e-9 {
+		t.Errorf("Match = %v, %v; want %v, true", score, ok, want)
+	}
+	// A phrase scores as its words: "to", with df 0 and only in the title,
+	// adds ln(1 + 10.5/0.5)·tf·2.2/(tf+1.2) with tf = 3/0.8125.
+	const withTo = want + 5.132296903689279
+	score, ok = search.Match(mustParse(t, `"deploy to staging"`), d, stats, df)
+	if !ok || math.Abs(score-withTo) > 1e-9 {
+		t.Errorf(`Match("deploy to staging") = %v, %v; want %v, true`, score, ok, withTo)
+	}
+}
+
+// fill returns n tokens: words followed by filler.
+func fill(n int, words ...string) []string {
+	toks := append([]string(nil), words...)
+	for len(toks) < n {
+		toks = append(toks, "filler")
+	}
+	return toks
+}
+
+func TestMatchFieldWeights(t *testing.T) {
+	t.Parallel()
+	// Every field at its average length, the word in one of them.
+	in := func(field int) search.Doc {
+		d := search.Doc{Title: fill(4), Tags: fill(2), Headings: fill(8), Body: fill(100)}
+		fields := []*[]string{&d.Title, &d.Tags, &d.Headings, &d.Body}
+		(*fields[field])[0] = "deploy"
+		return d
+	}
+	q := mustParse(t, "deploy")
+	var scores [4]float64
+	for f := range scores {
+		var ok bool
+		if scores[f], ok = search.Match(q, in(f), stats, df1); !ok {
+			t.Fatalf("field %d: no match", f)
+		}
+	}
+	title, tags, headings, body := scores[0], scores[1], scores[2], scores[3]
+	if !(title > headings && headings == tags && tags > body) {
+		t.Errorf("scores title %v, tags %v, headings %v, body %v: want title > headings = tags > body",
+			title, tags, headings, body)
+	}
+}
+
+func TestMatchPrefixCountsEveryToken(t *testing.T) {
+	t.Parallel()
+	q := mustParse(t, "arch*")
+	one, _ := search.Match(q, doc("", "", "", "architecture"), stats, df1)
+	two, _ := search.Match(q, doc("", "", "", "architecture archive"), stats, df1)
+	if !(two > one) {
+		t.Errorf("two prefixed tokens score %v, one %v: want more", two, one)
+	}
+}
+
+func TestMatchDFCalls(t *testing.T) {
+	t.Parallel()
+	var got []search.Term
+	df := func(t search.Term) int {
+		got = append(got, t)
+		return 2
+	}
+	q := mustParse(t, `"error budget" arch* missing -legacy "error budget error"`)
+	if _, ok := search.Match(q, doc("", "", "", "error budget error architecture"), stats, df); !ok {
+		t.Fatal("no match")
+	}
+	// Only terms present are looked up; phrases by their distinct words.
+	want := []search.Term{
+		{Text: "error"}, {Text: "budget"},
+		{Text: "arch", Prefix: true},
+		{Text: "error"}, {Text: "budget"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("df calls (-want +got):\n%s", diff)
+	}
+}
+
+func TestMatchDeterministic(t *testing.T) {
+	t.Parallel()
+	q := mustParse(t, `deploy staging "error budget" arch* +policy -legacy rollback canary`)
+	d := doc("Error budget policy", "ops deploy", "Architecture review", corpusText(2000)+" error budget policy")
+	df := func(t search.Term) int { return len(t.Text) }
+	first, ok := search.Match(q, d, stats, df)
+	if !ok {
+		t.Fatal("no match")
+	}
+	for range 1000 {
+		if score, _ := search.Match(q, d, stats, df); math.Float64bits(score) != math.Float64bits(first) {
+			t.Fatalf("Match gave %v, then %v", first, score)
+		}
+	}
+}
+
+// Stale or empty statistics must still give a finite, positive score.
+func TestMatchDegenerateStats(t *testing.T) {
+	t.Parallel()
+	q := mustParse(t, "deploy")
+	d := doc("deploy", "deploy", "deploy", "deploy")
+	for _, tt := range []struct {
+		st search.Stats
+		df int
+	}{
+		{search.Stats{}, 0},
+		{search.Stats{}, 5},
+		{stats, -1},
+		{stats, 50},
+	} {
+		score, ok := search.Match(q, d, tt.st, func(search.Term) int { return tt.df })
+		if !ok || !(score > 0) || math.IsInf(score, 0) {
+			t.Errorf("stats %+v, df %d: Match = %v, %v", tt.st, tt.df, score, ok)
+		}
+	}
+}
+
+// candidate is what the engine does with a Retrieval: token presence only.
+func candidate(r search.Retrieval, d search.Doc) bool {
+	has := func(entry string) bool {
+		word, prefix := strings.CutSuffix(entry, "*")
+		for _, field := range [][]string{d.Title, d.Tags, d.Headings, d.Body} {
+			for _, tok := range field {
+				if tok == word || prefix && strings.HasPrefix(tok, word) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return !slices.ContainsFunc(r.AllOf, func(e string) bool { return !has(e) }) &&
+		(len(r.AnyOf) == 0 || slices.ContainsFunc(r.AnyOf, has)) &&
+		!slices.ContainsFunc(r.NoneOf, has)
+}
+
+// Every page that Match accepts must be among the engine's candidates, or
+// the engines would lose results.
+func FuzzMatchIsCandidate(f *testing.F) {
+	f.Add(`"error budget" arch* -legacy`, "Error budget", "architecture", "the error budget policy")
+	f.Add("how do we deploy", "", "", "we deploy daily")
+	f.Add(`+e-mail -"foo bar"`, "e mail", "foo", "bar foo")
+	f.Fuzz(func(t *testing.T, q, title, headings, body string) {
+		query, err := search.ParseQuery(q)
+		if err != nil {
+			return
+		}
+		d := doc(title, "", headings, body)
+		score, ok := search.Match(query, d, stats, df1)
+		if ok && !candidate(query.Retrieval(), d) {
+			t.Fatalf("Match(%q) accepts %+v, which Retrieval %+v excludes", q, d, query.Retrieval())
+		}
+		if ok && (math.IsNaN(score) || math.IsInf(score, 0) || score <= 0) {
+			t.Fatalf("Match(%q) = %v", q, score)
+		}
+	})
+}

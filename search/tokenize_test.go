@@ -1,0 +1,163 @@
+package search_test
+
+import (
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/atrium-hq/atrium/search"
+)
+
+func TestTokenize(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 65)
+	tests := []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{"empty", "", nil},
+		{"only punctuation", " -- !? ... ", nil},
+		{"words", "Deploy the staging server", []string{"deploy", "the", "staging", "server"}},
+		{"case", "HTTP Http hTTp", []string{"http", "http", "http"}},
+		{"precomposed diacritics", "Café crème Ünïcödé naïve", []string{"cafe", "creme", "unicode", "naive"}},
+		{"decomposed diacritics", "cafe\u0301 e\u0301te", []string{"cafe", "ete"}},
+		{"dotted capital I", "İstanbul", []string{"istanbul"}},
+		{"sharp s stays", "Straße", []string{"straße"}},
+		{"compatibility forms", "ﬁle ＡＢＣ１２ x² ㎏ Ⅻ", []string{"file", "abc12", "x2", "kg", "xii"}},
+		{"fraction splits", "½", []string{"1", "2"}},
+		{"digits", "v1.2.3 on 2024-05-01, 42x", []string{"v1", "2", "3", "on", "2024", "05", "01", "42x"}},
+		{"CJK runs", "東京タワー 東京、タワー", []string{"東京タワー", "東京", "タワー"}},
+		{"Hangul decomposes", "한국 ㉮", []string{"\u1112\u1161\u11ab\u1100\u116e\u11a8", "\u1100\u1161"}},
+		{"script marks stay", "किताब कातिब", []string{"किताब", "कातिब"}},
+		{"script marks in canonical order", "ש\u05C1\u05B8 ש\u05B8\u05C1", []string{"ש\u05B8\u05C1", "ש\u05B8\u05C1"}},
+		{"Arabic vowel points go", "كَتَبَ كتب", []string{"كتب", "كتب"}},
+		{"Greek and Cyrillic", "Αθήνα Москва", []string{"αθηνα", "москва"}},
+		{"apostrophes split", "don't DON’T", []string{"don", "t", "don", "t"}},
+		{"underscores and symbols split", "snake_case a+b c#d e@f.g", []string{"snake", "case", "a", "b", "c", "d", "e", "f", "g"}},
+		{"emoji split", "👍🏽ok🎉go", []string{"ok", "go"}},
+		{"invalid UTF-8 splits", "a\xffb", []string{"a", "b"}},
+		{"64 bytes kept", strings.Repeat("x", 64), []string{strings.Repeat("x", 64)}},
+		{"65 bytes dropped", "a " + long + " b", []string{"a", "b"}},
+		{"length counted after normalization", strings.Repeat("é", 33) + " " + strings.Repeat("㌀", 5) + " " + strings.Repeat("㌀", 6),
+			[]string{strings.Repeat("e", 33), strings.Repeat("アハート", 5)}},
+		{"long multi-byte dropped", strings.Repeat("東", 22), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := search.Tokenize(tt.in)
+			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Tokenize(%q) (-want +got):\n%s", tt.in, diff)
+			}
+		})
+	}
+}
+
+// Precomposed and decomposed spellings, from macOS file names or another
+// keyboard, must give the same tokens.
+func TestTokenizeNormalizationInvariant(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"Crème brûlée", "한국어 검색", "Ǖber ﬃ", "Ἀθῆναι"} {
+		want := search.Tokenize(s)
+		for _, form := range []norm.Form{norm.NFC, norm.NFD, norm.NFKC, norm.NFKD} {
+			if got := search.Tokenize(form.String(s)); !cmp.Equal(want, got) {
+				t.Errorf("Tokenize(%q in form %v) = %q, want %q", s, form, got, want)
+			}
+		}
+	}
+}
+
+func TestTokenizeFunc(t *testing.T) {
+	t.Parallel()
+	text := "Café\tdon't — ＡＢ ½ e\u0301!"
+	type tok struct {
+		Tok        string
+		Start, End int
+		Src        string
+	}
+	var got []tok
+	search.TokenizeFunc(text, func(s string, start, end int) {
+		got = append(got, tok{s, start, end, text[start:end]})
+	})
+	want := []tok{
+		{"cafe", 0, 5, "Café"},
+		{"don", 6, 9, "don"},
+		{"t", 10, 11, "t"},
+		{"ab", 16, 22, "ＡＢ"},
+		{"1", 23, 25, "½"},
+		{"2", 23, 25, "½"},
+		{"e", 26, 29, "e\u0301"}, // the highlight covers the removed accent
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("TokenizeFunc (-want +got):\n%s", diff)
+	}
+	var toks []string
+	search.TokenizeFunc(text, func(s string, _, _ int) { toks = append(toks, s) })
+	if !cmp.Equal(toks, search.Tokenize(text)) {
+		t.Errorf("TokenizeFunc tokens %q differ from Tokenize %q", toks, search.Tokenize(text))
+	}
+}
+
+// Tokenize runs on every page write: its allocations must not grow with
+// the number of tokens, capitalized or accented ones included.
+func TestTokenizeAllocs(t *testing.T) {
+	for _, n := range []int{5_000, 50_000} {
+		text := corpusText(n)
+		allocs := testing.AllocsPerRun(10, func() { search.Tokenize(text) })
+		if allocs > 10 {
+			t.Errorf("Tokenize of %d bytes made %v allocations, want at most 10", len(text), allocs)
+		}
+	}
+}
+
+// referenceTokenize is the specification spelled out naively: normalize the
+// whole text, then split.
+func referenceTokenize(text string) []string {
+	var toks []string
+	var cur strings.Builder
+	flush := func() {
+		if cur.Len() > 0 && cur.Len() <= 64 {
+			toks = append(toks, cur.String())
+		}
+		cur.Reset()
+	}
+	for _, r := range norm.NFKD.String(text) {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			cur.WriteRune(unicode.ToLower(r))
+		case unicode.Is(unicode.Mark, r) && unicode.Is(unicode.Inherited, r):
+		case unicode.Is(unicode.Mark, r):
+			cur.WriteRune(r)
+		default:
+			flush()
+		}
+	}
+	flush()
+	return toks
+}
+
+func FuzzTokenize(f *testing.F) {
+	for _, s := range []string{"Café don't", "東京タワー ½", "한국 ㉮", "e\u0301\u0302x", strings.Repeat("ab", 40)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if !utf8.ValidString(text) {
+			t.Skip("the reference decodes invalid UTF-8 differently")
+		}
+		got := search.Tokenize(text)
+		for _, tok := range got {
+			if tok == "" || len(tok) > 64 || !utf8.ValidString(tok) {
+				t.Fatalf("Tokenize(%q) gave bad token %q", text, tok)
+			}
+		}
+		if want := referenceTokenize(text); !cmp.Equal(want, got, cmpopts.EquateEmpty()) {
+			t.Fatalf("Tokenize(%q) = %q, reference gives %q", text, got, want)
+		}
+	})
+}

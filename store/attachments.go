@@ -1,0 +1,96 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/atrium-hq/atrium"
+)
+
+const attachmentCols = `a.id, a.uid, a.page_id, a.path, a.name, a.mime_type, a.size, a.sha256, COALESCE(pr.handle, ''), a.created_at`
+
+func scanAttachment(sc interface{ Scan(...any) error }) (atrium.Attachment, error) {
+	var a atrium.Attachment
+	var at int64
+	err := sc.Scan(&a.ID, &a.UID, &a.PageID, &a.Path, &a.Name, &a.MIMEType, &a.Size, &a.SHA256, &a.CreatedBy, &at)
+	a.CreatedAt = fromMicros(at)
+	return a, err
+}
+
+// AttachmentPathTaken reports whether an attachment exists at path in workspace ws.
+func (tx *Tx) AttachmentPathTaken(ctx context.Context, ws int64, path string) (bool, error) {
+	var n int
+	err := tx.queryRow(ctx, "SELECT COUNT(*) FROM attachments WHERE workspace_id = ? AND path_key = ?", ws, PathKey(path)).Scan(&n)
+	return n > 0, err
+}
+
+// InsertAttachment stores a file of a page; a taken path is a conflict.
+func (tx *Tx) InsertAttachment(ctx context.Context, ws int64, a *atrium.Attachment, data []byte, actor int64) error {
+	a.UID = "at_" + strings.ToLower(rand.Text()[:16])
+	a.CreatedAt = tx.now
+	err := tx.queryRow(ctx, `INSERT INTO attachments (uid, workspace_id, page_id, path, path_key, name, mime_type, size, sha256, data, created_by, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (workspace_id, path_key) DO NOTHING RETURNING id`,
+		a.UID, ws, a.PageID, a.Path, PathKey(a.Path), a.Name, a.MIMEType, a.Size, a.SHA256, data, nullID(actor), micros(tx.now)).Scan(&a.ID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return atrium.Errorf(atrium.EConflict, "An attachment already exists at path: %s", a.Path)
+	}
+	if err != nil {
+		return fmt.Errorf("insert attachment: %w", err)
+	}
+	return nil
+}
+
+// AttachmentByPath returns the attachment at path in workspace ws, with its data.
+func (tx *Tx) AttachmentByPath(ctx context.Context, ws int64, path string) (atrium.Attachment, []byte, error) {
+	var data []byte
+	var a atrium.Attachment
+	var at int64
+	err := tx.queryRow(ctx, `SELECT `+attachmentCols+`, a.data FROM attachments a LEFT JOIN principals pr ON pr.id = a.created_by
+		WHERE a.workspace_id = ? AND a.path_key = ?`, ws, PathKey(path)).
+		Scan(&a.ID, &a.UID, &a.PageID, &a.Path, &a.Name, &a.MIMEType, &a.Size, &a.SHA256, &a.CreatedBy, &at, &data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return a, nil, atrium.Errorf(atrium.ENotFound, "Attachment not found at path: %s", path)
+	}
+	a.CreatedAt = fromMicros(at)
+	return a, data, err
+}
+
+// Attachments lists the attachments of a page (0: of the whole workspace ws), by path.
+func (tx *Tx) Attachments(ctx context.Context, ws, page int64) ([]atrium.Attachment, error) {
+	q := `SELECT ` + attachmentCols + ` FROM attachments a LEFT JOIN principals pr ON pr.id = a.created_by WHERE a.workspace_id = ?`
+	args := []any{ws}
+	if page != 0 {
+		q += " AND a.page_id = ?"
+		args = append(args, page)
+	}
+	rows, err := tx.query(ctx, q+" ORDER BY a.path_key", args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []atrium.Attachment
+	for rows.Next() {
+		a, err := scanAttachment(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// MoveAttachment gives an attachment a new path (its page moved folders).
+func (tx *Tx) MoveAttachment(ctx context.Context, ws, id int64, path string) error {
+	_, err := tx.exec(ctx, "UPDATE attachments SET path = ?, path_key = ? WHERE workspace_id = ? AND id = ?", path, PathKey(path), ws, id)
+	return err
+}
+
+// DeleteAttachment removes one attachment.
+func (tx *Tx) DeleteAttachment(ctx context.Context, ws, id int64) error {
+	_, err := tx.exec(ctx, "DELETE FROM attachments WHERE workspace_id = ? AND id = ?", ws, id)
+	return err
+}

@@ -1,0 +1,686 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/atrium-hq/atrium"
+)
+
+// PageIndex is what a write derives from a page's content and stores beside
+// it: keys for listing and link resolution, the links, the search tokens.
+type PageIndex struct {
+	Headings string            // heading texts, one per line
+	Tokens   []string          // the page's distinct search tokens, all fields
+	Lens     [4]int            // search tokens in title, tags, headings, body
+	Links    []atrium.PageLink // links written in the page
+}
+
+// PathKey is the case-insensitive form of a path that uniqueness and lookups use.
+func PathKey(path string) string { return strings.ToLower(path) }
+
+func parentKey(pathKey string) string {
+	if i := strings.LastIndexByte(pathKey, '/'); i >= 0 {
+		return pathKey[:i]
+	}
+	return ""
+}
+
+// StemKey is the lookup key of a page's file name without folder and ".md".
+func StemKey(path string) string {
+	k := PathKey(path)
+	if i := strings.LastIndexByte(k, '/'); i >= 0 {
+		k = k[i+1:]
+	}
+	return strings.TrimSuffix(k, ".md")
+}
+
+const pageCols = `p.id, p.uid, p.workspace_id, p.path, p.title, p.icon, p.tags, p.access, p.content, p.content_hash, p.revision,
+	COALESCE(cb.handle, ''), p.created_at, COALESCE(ub.handle, ''), p.updated_at`
+
+const pageFrom = ` FROM pages p LEFT JOIN principals cb ON cb.id = p.created_by LEFT JOIN principals ub ON ub.id = p.updated_by`
+
+func scanPage(sc interface{ Scan(...any) error }) (atrium.Page, error) {
+	var (
+		p                atrium.Page
+		tags, access     string
+		created, updated int64
+	)
+	err := sc.Scan(&p.ID, &p.UID, &p.WorkspaceID, &p.Path, &p.Title, &p.Icon, &tags, &access, &p.Content, &p.ContentHash, &p.Revision,
+		&p.CreatedBy, &created, &p.UpdatedBy, &updated)
+	if err != nil {
+		return p, err
+	}
+	p.Access, p.CreatedAt, p.UpdatedAt = atrium.Access(access), fromMicros(created), fromMicros(updated)
+	if err := json.Unmarshal([]byte(tags), &p.Tags); err != nil {
+		return p, fmt.Errorf("page %d tags: %w", p.ID, err)
+	}
+	return p, nil
+}
+
+// PageByPath returns the page at path (any case) in workspace ws, or not_found.
+func (tx *Tx) PageByPath(ctx context.Context, ws int64, path string) (atrium.Page, error) {
+	p, err := scanPage(tx.queryRow(ctx, "SELECT "+pageCols+pageFrom+" WHERE p.workspace_id = ? AND p.path_key = ?", ws, PathKey(path)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, atrium.Errorf(atrium.ENotFound, "Page not found at path: %s", path)
+	}
+	return p, err
+}
+
+// PageByID returns a page by its row ID, or not_found.
+func (tx *Tx) PageByID(ctx context.Context, id int64) (atrium.Page, error) {
+	p, err := scanPage(tx.queryRow(ctx, "SELECT "+pageCols+pageFrom+" WHERE p.id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, atrium.Errorf(atrium.ENotFound, "page %d not found", id)
+	}
+	return p, err
+}
+
+// PagesByID returns the pages with the given IDs, in no particular order.
+func (tx *Tx) PagesByID(ctx context.Context, ids []int64) ([]atrium.Page, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	q := "SELECT " + pageCols + pageFrom + " WHERE p.id IN (" + placeholders(len(ids)) + ")"
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := tx.query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []atrium.Page
+	for rows.Next() {
+		p, err := scanPage(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// under returns the condition that keeps the keys of a folder prefix
+// ("projects/", or "" for everything) as a range scan: "projects0" is the
+// least key above every "projects/…", keys comparing bytewise on both engines
+// (COLLATE "C" on PostgreSQL).
+func under(col, prefix string) (string, []any) {
+	if prefix == "" {
+		return "", nil
+	}
+	if !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	return " AND " + col + " >= ? AND " + col + " < ?", []any{prefix, prefix[:len(prefix)-1] + "0"}
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// InsertPage adds p (ID, UID and revision 1 are set here) with its first
+// revision, links, tags, search index and folder counts.
+func (tx *Tx) InsertPage(ctx context.Context, p *atrium.Page, idx PageIndex, actor int64) error {
+	p.UID = "pg_" + strings.ToLower(rand.Text()[:16])
+	p.Revision, p.CreatedAt, p.UpdatedAt = 1, tx.now, tx.now
+	tags, err := json.Marshal(nonNil(p.Tags))
+	if err != nil {
+		return err
+	}
+	key := PathKey(p.Path)
+	err = tx.queryRow(ctx, `INSERT INTO pages (uid, workspace_id, path, path_key, parent_key, title, title_key, stem_key, icon, tags, access,
+		content, headings, content_hash, revision, title_len, tags_len, headings_len, body_len, created_by, created_at, updated_by, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (workspace_id, path_key) DO NOTHING RETURNING id`,
+		p.UID, p.WorkspaceID, p.Path, key, parentKey(key), p.Title, strings.ToLower(p.Title), StemKey(p.Path), p.Icon, string(tags), string(p.Access),
+		p.Content, idx.Headings, p.ContentHash, p.Revision, idx.Lens[0], idx.Lens[1], idx.Lens[2], idx.Lens[3],
+		nullID(actor), micros(tx.now), nullID(actor), micros(tx.now)).Scan(&p.ID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return atrium.Errorf(atrium.EConflict, "A page already exists at path: %s", p.Path)
+	}
+	if err != nil {
+		return fmt.Errorf("insert page: %w", err)
+	}
+	if err := tx.addRevision(ctx, p, actor); err != nil {
+		return err
+	}
+	if err := tx.addFolders(ctx, p.WorkspaceID, p.Path, 1, p.Access == atrium.AccessPublic); err != nil {
+		return err
+	}
+	if err := tx.adjustStats(ctx, p.WorkspaceID, 1, idx.Lens, 1); err != nil {
+		return err
+	}
+	return tx.writeIndex(ctx, p, idx, false)
+}
+
+// UpdatePage stores p's new content, metadata and path as its next revision.
+// p.Revision must be the revision it replaces; it is incremented here.
+func (tx *Tx) UpdatePage(ctx context.Context, p *atrium.Page, idx PageIndex, actor int64) error {
+	var (
+		oldPath, oldAccess string
+		old                [4]int
+	)
+	err := tx.queryRow(ctx, "SELECT path, access, title_len, tags_len, headings_len, body_len FROM pages WHERE id = ? AND revision = ?", p.ID, p.Revision).
+		Scan(&oldPath, &oldAccess, &old[0], &old[1], &old[2], &old[3])
+	if errors.Is(err, sql.ErrNoRows) {
+		return atrium.Errorf(atrium.EConflict, "Page was modified concurrently: %s is no longer at revision %d; read it again", p.Path, p.Revision)
+	}
+	if err != nil {
+		return err
+	}
+	tags, err := json.Marshal(nonNil(p.Tags))
+	if err != nil {
+		return err
+	}
+	p.Revision++
+	p.UpdatedAt = tx.now
+	key := PathKey(p.Path)
+	if PathKey(oldPath) != key {
+		var taken int
+		if err := tx.queryRow(ctx, "SELECT COUNT(*) FROM pages WHERE workspace_id = ? AND path_key = ? AND id <> ?", p.WorkspaceID, key, p.ID).Scan(&taken); err != nil {
+			return err
+		}
+		if taken > 0 {
+			return atrium.Errorf(atrium.EConflict, "A page already exists at path: %s", p.Path)
+		}
+	}
+	// The revision check is part of the update: on PostgreSQL a concurrent
+	// writer that committed first makes this match no row.
+	upd, err := tx.exec(ctx, `UPDATE pages SET path = ?, path_key = ?, parent_key = ?, title = ?, title_key = ?, stem_key = ?, icon = ?, tags = ?, access = ?,
+		content = ?, headings = ?, content_hash = ?, revision = ?, title_len = ?, tags_len = ?, headings_len = ?, body_len = ?, updated_by = ?, updated_at = ?
+		WHERE id = ? AND revision = ?`,
+		p.Path, key, parentKey(key), p.Title, strings.ToLower(p.Title), StemKey(p.Path), p.Icon, string(tags), string(p.Access),
+		p.Content, idx.Headings, p.ContentHash, p.Revision, idx.Lens[0], idx.Lens[1], idx.Lens[2], idx.Lens[3], nullID(actor), micros(tx.now), p.ID, p.Revision-1)
+	if err != nil {
+		return fmt.Errorf("update page: %w", err)
+	}
+	if n, err := upd.RowsAffected(); err != nil || n != 1 {
+		p.Revision--
+		return atrium.Errorf(atrium.EConflict, "Page was modified concurrently: %s is no longer at revision %d; read it again", p.Path, p.Revision)
+	}
+	if err := tx.addRevision(ctx, p, actor); err != nil {
+		return err
+	}
+	if PathKey(oldPath) != key || oldAccess != string(p.Access) {
+		if err := tx.addFolders(ctx, p.WorkspaceID, oldPath, -1, oldAccess == string(atrium.AccessPublic)); err != nil {
+			return err
+		}
+		if err := tx.addFolders(ctx, p.WorkspaceID, p.Path, 1, p.Access == atrium.AccessPublic); err != nil {
+			return err
+		}
+	}
+	if err := tx.adjustStats(ctx, p.WorkspaceID, 0, old, -1); err != nil {
+		return err
+	}
+	if err := tx.adjustStats(ctx, p.WorkspaceID, 0, idx.Lens, 1); err != nil {
+		return err
+	}
+	return tx.writeIndex(ctx, p, idx, true)
+}
+
+// DeletePage removes a page with its history, links, attachments and index entries.
+func (tx *Tx) DeletePage(ctx context.Context, p atrium.Page) error {
+	var lens [4]int
+	var access string
+	err := tx.queryRow(ctx, "SELECT access, title_len, tags_len, headings_len, body_len FROM pages WHERE id = ?", p.ID).Scan(&access, &lens[0], &lens[1], &lens[2], &lens[3])
+	p.Access = atrium.Access(access)
+	if errors.Is(err, sql.ErrNoRows) {
+		return atrium.Errorf(atrium.ENotFound, "Page not found at path: %s", p.Path)
+	}
+	if err != nil {
+		return err
+	}
+	if tx.db.engine == SQLite {
+		if _, err := tx.exec(ctx, "DELETE FROM page_fts WHERE rowid = ?", p.ID); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.exec(ctx, "DELETE FROM pages WHERE id = ?", p.ID); err != nil {
+		return err
+	}
+	if err := tx.addFolders(ctx, p.WorkspaceID, p.Path, -1, p.Access == atrium.AccessPublic); err != nil {
+		return err
+	}
+	return tx.adjustStats(ctx, p.WorkspaceID, -1, lens, -1)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func (tx *Tx) addRevision(ctx context.Context, p *atrium.Page, actor int64) error {
+	_, err := tx.exec(ctx, "INSERT INTO page_revisions (page_id, revision, path, content, content_hash, author, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		p.ID, p.Revision, p.Path, p.Content, p.ContentHash, nullID(actor), micros(tx.now))
+	if err != nil {
+		return fmt.Errorf("insert revision: %w", err)
+	}
+	return nil
+}
+
+// writeIndex replaces the page's tags, links and search tokens.
+func (tx *Tx) writeIndex(ctx context.Context, p *atrium.Page, idx PageIndex, replace bool) error {
+	if replace {
+		for _, q := range []string{"DELETE FROM page_tags WHERE page_id = ?", "DELETE FROM page_links WHERE source_id = ?"} {
+			if _, err := tx.exec(ctx, q, p.ID); err != nil {
+				return err
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, t := range p.Tags {
+		k := strings.ToLower(t)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if _, err := tx.exec(ctx, "INSERT INTO page_tags (page_id, workspace_id, tag_key) VALUES (?, ?, ?)", p.ID, p.WorkspaceID, k); err != nil {
+			return err
+		}
+	}
+	for _, l := range idx.Links {
+		if _, err := tx.exec(ctx, "INSERT INTO page_links (workspace_id, source_id, kind, target, target_key, heading, line) VALUES (?, ?, ?, ?, ?, ?, ?)",
+			p.WorkspaceID, p.ID, string(l.Kind), l.Target, l.Key, l.Heading, l.Line); err != nil {
+			return err
+		}
+	}
+	tokens := idx.Tokens
+	if tokens == nil {
+		tokens = []string{}
+	}
+	switch tx.db.engine {
+	case SQLite:
+		if replace {
+			if _, err := tx.exec(ctx, "DELETE FROM page_fts WHERE rowid = ?", p.ID); err != nil {
+				return err
+			}
+		}
+		_, err := tx.exec(ctx, "INSERT INTO page_fts (rowid, ws, tokens) VALUES (?, ?, ?)", p.ID, wsToken(p.WorkspaceID), strings.Join(tokens, " "))
+		return err
+	default:
+		_, err := tx.exec(ctx, "UPDATE pages SET tsv = array_to_tsvector(?::text[]) WHERE id = ?", tokens, p.ID)
+		return err
+	}
+}
+
+func wsToken(ws int64) string { return fmt.Sprintf("w%d", ws) }
+
+// addFolders adds delta to the page counts of every folder above path,
+// creating folders that appear and dropping those that empty.
+func (tx *Tx) addFolders(ctx context.Context, ws int64, path string, delta int, public bool) error {
+	pub := 0
+	if public {
+		pub = delta
+	}
+	parts := strings.Split(path, "/")
+	for i := 1; i < len(parts); i++ {
+		dir := strings.Join(parts[:i], "/")
+		key := PathKey(dir)
+		if delta > 0 {
+			_, err := tx.exec(ctx, `INSERT INTO folders (workspace_id, path_key, path, parent_key, pages, public_pages) VALUES (?, ?, ?, ?, ?, ?)
+				ON CONFLICT (workspace_id, path_key) DO UPDATE SET pages = folders.pages + excluded.pages, public_pages = folders.public_pages + excluded.public_pages`,
+				ws, key, dir, parentKey(key), delta, pub)
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := tx.exec(ctx, "UPDATE folders SET pages = pages + ?, public_pages = public_pages + ? WHERE workspace_id = ? AND path_key = ?", delta, pub, ws, key); err != nil {
+			return err
+		}
+		if _, err := tx.exec(ctx, "DELETE FROM folders WHERE workspace_id = ? AND path_key = ? AND pages <= 0", ws, key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (tx *Tx) adjustStats(ctx context.Context, ws int64, docs int, lens [4]int, sign int) error {
+	_, err := tx.exec(ctx, `INSERT INTO search_stats (workspace_id, docs, title_len, tags_len, headings_len, body_len) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (workspace_id) DO UPDATE SET docs = search_stats.docs + excluded.docs, title_len = search_stats.title_len + excluded.title_len,
+		tags_len = search_stats.tags_len + excluded.tags_len, headings_len = search_stats.headings_len + excluded.headings_len,
+		body_len = search_stats.body_len + excluded.body_len`,
+		ws, docs, sign*lens[0], sign*lens[1], sign*lens[2], sign*lens[3])
+	return err
+}
+
+// PageSummary is a page as listed: no content unless asked for.
+type PageSummary struct {
+	ID       int64
+	UID      string
+	Path     string
+	Title    string
+	Icon     string
+	Access   atrium.Access
+	Revision int64
+	Content  string // only when listed with content
+	Updated  int64
+}
+
+// ListQuery selects pages to list.
+type ListQuery struct {
+	Workspace      int64
+	Prefix         string   // folder key ("projects/"), "" for all
+	Parents        []string // if set, only pages directly in these folders (keys, "" the root)
+	After          string   // path key to continue after
+	Limit          int
+	IncludePrivate bool
+	WithContent    bool
+}
+
+// ListPages lists pages under a folder prefix in path order.
+func (tx *Tx) ListPages(ctx context.Context, q ListQuery) ([]PageSummary, error) {
+	cols := "id, uid, path, title, icon, access, revision, updated_at, ''"
+	if q.WithContent {
+		cols = "id, uid, path, title, icon, access, revision, updated_at, content"
+	}
+	sqlq := "SELECT " + cols + " FROM pages WHERE workspace_id = ? AND path_key > ?"
+	args := []any{q.Workspace, q.After}
+	if len(q.Parents) > 0 {
+		sqlq += " AND parent_key IN (" + placeholders(len(q.Parents)) + ")"
+		for _, p := range q.Parents {
+			args = append(args, p)
+		}
+	} else {
+		cond, cargs := under("path_key", q.Prefix)
+		sqlq += cond
+		args = append(args, cargs...)
+	}
+	if !q.IncludePrivate {
+		sqlq += " AND access = 'public'"
+	}
+	sqlq += " ORDER BY path_key LIMIT ?"
+	args = append(args, q.Limit)
+	rows, err := tx.query(ctx, sqlq, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []PageSummary
+	for rows.Next() {
+		var s PageSummary
+		var access string
+		if err := rows.Scan(&s.ID, &s.UID, &s.Path, &s.Title, &s.Icon, &access, &s.Revision, &s.Updated, &s.Content); err != nil {
+			return nil, err
+		}
+		s.Access = atrium.Access(access)
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// CountPrivate counts the private pages under a folder prefix.
+func (tx *Tx) CountPrivate(ctx context.Context, ws int64, prefix string) (int, error) {
+	var n int
+	cond, args := under("path_key", prefix)
+	err := tx.queryRow(ctx, "SELECT COUNT(*) FROM pages WHERE workspace_id = ? AND access = 'private'"+cond, append([]any{ws}, args...)...).Scan(&n)
+	return n, err
+}
+
+// A Folder is a folder implied by page paths.
+type Folder struct {
+	Path   string
+	Pages  int // pages anywhere below
+	Public int // public pages anywhere below
+}
+
+// Folders lists the folders under a folder prefix ("" for all), in path order.
+func (tx *Tx) Folders(ctx context.Context, ws int64, prefix string) ([]Folder, error) {
+	cond, args := under("path_key", prefix)
+	rows, err := tx.query(ctx, "SELECT path, pages, public_pages FROM folders WHERE workspace_id = ?"+cond+" ORDER BY path_key", append([]any{ws}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Folder
+	for rows.Next() {
+		var f Folder
+		if err := rows.Scan(&f.Path, &f.Pages, &f.Public); err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// FolderExists reports whether pages exist below folder path.
+func (tx *Tx) FolderExists(ctx context.Context, ws int64, path string) (bool, error) {
+	var n int
+	err := tx.queryRow(ctx, "SELECT COUNT(*) FROM folders WHERE workspace_id = ? AND path_key = ?", ws, PathKey(path)).Scan(&n)
+	return n > 0, err
+}
+
+// PageCount counts the pages of a workspace.
+func (tx *Tx) PageCount(ctx context.Context, ws int64) (int, error) {
+	var n int
+	err := tx.queryRow(ctx, "SELECT COUNT(*) FROM pages WHERE workspace_id = ?", ws).Scan(&n)
+	return n, err
+}
+
+// PageRevisions lists a page's revisions, newest first, below revision before
+// (0: from the newest).
+func (tx *Tx) PageRevisions(ctx context.Context, page, before int64, limit int) ([]atrium.PageRevision, error) {
+	q := `SELECT r.revision, r.path, r.content_hash, LENGTH(r.content), COALESCE(pr.handle, ''), r.created_at
+		FROM page_revisions r LEFT JOIN principals pr ON pr.id = r.author WHERE r.page_id = ?`
+	args := []any{page}
+	if before > 0 {
+		q += " AND r.revision < ?"
+		args = append(args, before)
+	}
+	q += " ORDER BY r.revision DESC LIMIT ?"
+	args = append(args, limit)
+	rows, err := tx.query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []atrium.PageRevision
+	for rows.Next() {
+		var r atrium.PageRevision
+		var at int64
+		if err := rows.Scan(&r.Revision, &r.Path, &r.ContentHash, &r.Size, &r.Author, &at); err != nil {
+			return nil, err
+		}
+		r.CreatedAt = fromMicros(at)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// PageRevision returns one revision of a page with its content, or not_found.
+func (tx *Tx) PageRevision(ctx context.Context, page, revision int64) (atrium.PageRevision, error) {
+	var r atrium.PageRevision
+	var at int64
+	err := tx.queryRow(ctx, `SELECT r.revision, r.path, r.content, r.content_hash, COALESCE(pr.handle, ''), r.created_at
+		FROM page_revisions r LEFT JOIN principals pr ON pr.id = r.author WHERE r.page_id = ? AND r.revision = ?`, page, revision).
+		Scan(&r.Revision, &r.Path, &r.Content, &r.ContentHash, &r.Author, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, atrium.Errorf(atrium.ENotFound, "revision %d not found", revision)
+	}
+	r.Size, r.CreatedAt = len(r.Content), fromMicros(at)
+	return r, err
+}
+
+// LinksFrom lists the links written in a page, in order.
+func (tx *Tx) LinksFrom(ctx context.Context, page int64) ([]atrium.PageLink, error) {
+	rows, err := tx.query(ctx, "SELECT kind, target, target_key, heading, line FROM page_links WHERE source_id = ? ORDER BY id", page)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []atrium.PageLink
+	for rows.Next() {
+		var l atrium.PageLink
+		var kind string
+		if err := rows.Scan(&kind, &l.Target, &l.Key, &l.Heading, &l.Line); err != nil {
+			return nil, err
+		}
+		l.Kind = atrium.LinkKind(kind)
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// An IncomingLink is a link to a page, from another.
+type IncomingLink struct {
+	SourceID    int64
+	SourcePath  string
+	SourceTitle string
+	atrium.PageLink
+}
+
+// LinksTo lists the links whose target key is one of keys, by source path.
+func (tx *Tx) LinksTo(ctx context.Context, ws int64, keys []string) ([]IncomingLink, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	args := []any{ws}
+	for _, k := range keys {
+		args = append(args, k)
+	}
+	rows, err := tx.query(ctx, `SELECT l.source_id, p.path, p.title, l.kind, l.target, l.target_key, l.heading, l.line
+		FROM page_links l JOIN pages p ON p.id = l.source_id
+		WHERE l.workspace_id = ? AND l.target_key IN (`+placeholders(len(keys))+`) ORDER BY p.path_key, l.id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []IncomingLink
+	for rows.Next() {
+		var l IncomingLink
+		var kind string
+		if err := rows.Scan(&l.SourceID, &l.SourcePath, &l.SourceTitle, &kind, &l.Target, &l.Key, &l.Heading, &l.Line); err != nil {
+			return nil, err
+		}
+		l.Kind = atrium.LinkKind(kind)
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// A Target is a page a link key may resolve to, and how it matched.
+type Target struct {
+	Key   string
+	Page  PageSummary
+	Match string // "path", "title" or "name"
+}
+
+// ResolveKeys finds, for each link key (a target in lower case, without .md),
+// the pages it may mean: by path (key + ".md"), by title, or by file name.
+func (tx *Tx) ResolveKeys(ctx context.Context, ws int64, keys []string) ([]Target, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	in := placeholders(len(keys))
+	args := []any{ws}
+	for _, k := range keys {
+		args = append(args, k+".md")
+	}
+	for range 2 {
+		for _, k := range keys {
+			args = append(args, k)
+		}
+	}
+	rows, err := tx.query(ctx, `SELECT id, uid, path, path_key, title, title_key, stem_key, icon, access, revision FROM pages
+		WHERE workspace_id = ? AND (path_key IN (`+in+`) OR title_key IN (`+in+`) OR stem_key IN (`+in+`)) ORDER BY path_key`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	want := map[string]bool{}
+	for _, k := range keys {
+		want[k] = true
+	}
+	var out []Target
+	for rows.Next() {
+		var s PageSummary
+		var pathKey, titleKey, stemKey, access string
+		if err := rows.Scan(&s.ID, &s.UID, &s.Path, &pathKey, &s.Title, &titleKey, &stemKey, &s.Icon, &access, &s.Revision); err != nil {
+			return nil, err
+		}
+		s.Access = atrium.Access(access)
+		for _, m := range []struct{ key, how string }{{strings.TrimSuffix(pathKey, ".md"), "path"}, {titleKey, "title"}, {stemKey, "name"}} {
+			if want[m.key] {
+				out = append(out, Target{Key: m.key, Page: s, Match: m.how})
+			}
+		}
+	}
+	return out, rows.Err()
+}
+
+func jsonUnmarshalStrings(s string, out *[]string) error {
+	if err := json.Unmarshal([]byte(s), out); err != nil {
+		return fmt.Errorf("decode tags: %w", err)
+	}
+	return nil
+}
+
+// PathsWithPrefix lists up to limit page paths of workspace ws starting with
+// prefix (any case), in path order, and how many there are in all.
+func (tx *Tx) PathsWithPrefix(ctx context.Context, ws int64, prefix string, includePrivate bool, limit int) ([]string, int, error) {
+	key := PathKey(prefix)
+	cond := " WHERE workspace_id = ? AND path_key >= ? AND path_key < ?"
+	if !includePrivate {
+		cond += " AND access = 'public'"
+	}
+	// U+10FFFF sorts after every character, bytewise on both engines.
+	args := []any{ws, key, key + "\U0010FFFF"}
+	var total int
+	if err := tx.queryRow(ctx, "SELECT COUNT(*) FROM pages"+cond, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := tx.query(ctx, "SELECT path FROM pages"+cond+" ORDER BY path_key LIMIT ?", append(args, limit)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, 0, err
+		}
+		out = append(out, p)
+	}
+	return out, total, rows.Err()
+}
+
+// FolderPages returns the pages of their own (_index.md) of the given folders
+// (keys), by folder key.
+func (tx *Tx) FolderPages(ctx context.Context, ws int64, folders []string) (map[string]PageSummary, error) {
+	out := map[string]PageSummary{}
+	for chunk := range slices.Chunk(folders, 500) {
+		args := []any{ws}
+		for _, f := range chunk {
+			args = append(args, f+"/_index.md")
+		}
+		rows, err := tx.query(ctx, "SELECT id, uid, path, path_key, title, icon, access, revision, updated_at FROM pages WHERE workspace_id = ? AND path_key IN ("+placeholders(len(chunk))+")", args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var s PageSummary
+			var key, access string
+			if err := rows.Scan(&s.ID, &s.UID, &s.Path, &key, &s.Title, &s.Icon, &access, &s.Revision, &s.Updated); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			s.Access = atrium.Access(access)
+			out[strings.TrimSuffix(key, "/_index.md")] = s
+		}
+		if err := rows.Close(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,214 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/atrium-hq/atrium"
+)
+
+// A Match says which pages are search candidates: pages holding every token of
+// AllOf, at least one of AnyOf (when not empty) and none of NoneOf. A token
+// ending in "*" is a prefix. Tokens are search tokens (letters and digits);
+// the engines index each page's distinct tokens verbatim — FTS5 with the ascii
+// tokenizer, a tsvector built from the token array — so that both find the
+// same pages, and ranking happens in Go.
+type Match struct {
+	AllOf, AnyOf, NoneOf []string
+}
+
+// CandidateFilter narrows candidates.
+type CandidateFilter struct {
+	Prefix         string   // folder key ("projects/"), "" for all
+	Tags           []string // tag keys a page must all have
+	IncludePrivate bool
+	Limit          int // at most this many candidates, 0: no limit
+}
+
+func (m Match) empty() bool { return len(m.AllOf) == 0 && len(m.AnyOf) == 0 }
+
+// ftsExpr is m as an FTS5 query on the tokens column, within workspace ws.
+func (m Match) ftsExpr(ws int64) string {
+	term := func(t string) string {
+		if p, ok := strings.CutSuffix(t, "*"); ok {
+			return `"` + p + `"*`
+		}
+		return `"` + t + `"`
+	}
+	var parts []string
+	for _, t := range m.AllOf {
+		parts = append(parts, term(t))
+	}
+	if len(m.AnyOf) > 0 {
+		alts := make([]string, len(m.AnyOf))
+		for i, t := range m.AnyOf {
+			alts[i] = term(t)
+		}
+		parts = append(parts, "("+strings.Join(alts, " OR ")+")")
+	}
+	expr := "tokens : (" + strings.Join(parts, " AND ") + ")"
+	for _, t := range m.NoneOf {
+		expr += " NOT tokens : " + term(t)
+	}
+	return `ws : "` + wsToken(ws) + `" AND ` + expr
+}
+
+// tsquery is m as a PostgreSQL tsquery over the token lexemes.
+func (m Match) tsquery() string {
+	term := func(t string) string {
+		if p, ok := strings.CutSuffix(t, "*"); ok {
+			return "'" + p + "':*"
+		}
+		return "'" + t + "'"
+	}
+	var parts []string
+	for _, t := range m.AllOf {
+		parts = append(parts, term(t))
+	}
+	if len(m.AnyOf) > 0 {
+		alts := make([]string, len(m.AnyOf))
+		for i, t := range m.AnyOf {
+			alts[i] = term(t)
+		}
+		parts = append(parts, "("+strings.Join(alts, " | ")+")")
+	}
+	for _, t := range m.NoneOf {
+		parts = append(parts, "!"+term(t))
+	}
+	return strings.Join(parts, " & ")
+}
+
+func validTokens(m Match) error {
+	for _, list := range [][]string{m.AllOf, m.AnyOf, m.NoneOf} {
+		for _, t := range list {
+			if strings.ContainsAny(strings.TrimSuffix(t, "*"), `"'*:&|!() `) || t == "" || t == "*" {
+				return fmt.Errorf("search token %q is not a token", t)
+			}
+		}
+	}
+	return nil
+}
+
+// SearchCandidates returns the IDs of the pages of workspace ws that m and f
+// select, in ID order.
+func (tx *Tx) SearchCandidates(ctx context.Context, ws int64, m Match, f CandidateFilter) ([]int64, error) {
+	if m.empty() {
+		return nil, nil
+	}
+	if err := validTokens(m); err != nil {
+		return nil, err
+	}
+	var q string
+	var args []any
+	if tx.db.engine == SQLite {
+		q = "SELECT p.id FROM page_fts JOIN pages p ON p.id = page_fts.rowid WHERE page_fts MATCH ? AND p.workspace_id = ?"
+		args = []any{m.ftsExpr(ws), ws}
+	} else {
+		q = "SELECT p.id FROM pages p WHERE p.workspace_id = ? AND p.tsv @@ ?::tsquery"
+		args = []any{ws, m.tsquery()}
+	}
+	cond, cargs := under("p.path_key", f.Prefix)
+	q += cond
+	args = append(args, cargs...)
+	if !f.IncludePrivate {
+		q += " AND p.access = 'public'"
+	}
+	for _, t := range f.Tags {
+		q += " AND EXISTS (SELECT 1 FROM page_tags t WHERE t.page_id = p.id AND t.tag_key = ?)"
+		args = append(args, t)
+	}
+	q += " ORDER BY p.id"
+	if f.Limit > 0 {
+		q += " LIMIT ?"
+		args = append(args, f.Limit)
+	}
+	rows, err := tx.query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("search candidates: %w", err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// DocFreq counts the pages of workspace ws holding token (a prefix when it
+// ends in "*"), private ones included: the document frequency of BM25.
+func (tx *Tx) DocFreq(ctx context.Context, ws int64, token string) (int, error) {
+	m := Match{AllOf: []string{token}}
+	if err := validTokens(m); err != nil {
+		return 0, err
+	}
+	var n int
+	var err error
+	if tx.db.engine == SQLite {
+		err = tx.queryRow(ctx, "SELECT COUNT(*) FROM page_fts WHERE page_fts MATCH ?", m.ftsExpr(ws)).Scan(&n)
+	} else {
+		err = tx.queryRow(ctx, "SELECT COUNT(*) FROM pages WHERE workspace_id = ? AND tsv @@ ?::tsquery", ws, m.tsquery()).Scan(&n)
+	}
+	return n, err
+}
+
+// SearchStats are the corpus figures of BM25: documents and the total search
+// tokens of each field (title, tags, headings, body).
+type SearchStats struct {
+	Docs int
+	Lens [4]int64
+}
+
+// SearchStats returns the search figures of workspace ws.
+func (tx *Tx) SearchStats(ctx context.Context, ws int64) (SearchStats, error) {
+	var s SearchStats
+	err := tx.queryRow(ctx, "SELECT COALESCE(MAX(docs), 0), COALESCE(MAX(title_len), 0), COALESCE(MAX(tags_len), 0), COALESCE(MAX(headings_len), 0), COALESCE(MAX(body_len), 0) FROM search_stats WHERE workspace_id = ?", ws).
+		Scan(&s.Docs, &s.Lens[0], &s.Lens[1], &s.Lens[2], &s.Lens[3])
+	return s, err
+}
+
+// A SearchDoc is what ranking reads of a candidate.
+type SearchDoc struct {
+	ID       int64
+	Path     string
+	Title    string
+	Tags     []string
+	Headings string
+	Content  string
+	Access   atrium.Access
+	UID      string
+}
+
+// SearchDocs loads candidates for ranking.
+func (tx *Tx) SearchDocs(ctx context.Context, ids []int64) ([]SearchDoc, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := tx.query(ctx, "SELECT id, uid, path, title, tags, headings, content, access FROM pages WHERE id IN ("+placeholders(len(ids))+")", args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []SearchDoc
+	for rows.Next() {
+		var d SearchDoc
+		var tags, access string
+		if err := rows.Scan(&d.ID, &d.UID, &d.Path, &d.Title, &tags, &d.Headings, &d.Content, &access); err != nil {
+			return nil, err
+		}
+		d.Access = atrium.Access(access)
+		if err := jsonUnmarshalStrings(tags, &d.Tags); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
