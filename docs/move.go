@@ -46,7 +46,7 @@ func (s *Service) MovePage(ctx context.Context, from, to string) (MoveResult, er
 		if err != nil {
 			return err
 		}
-		mv := &mover{ctx: ctx, tx: tx, ws: a.Workspace.ID, paths: map[string]string{}, byID: map[int64]atrium.Page{}}
+		mv := &mover{ctx: ctx, tx: tx, ws: a.Workspace.ID, actor: a.Principal.ID, paths: map[string]string{}, byID: map[int64]atrium.Page{}}
 		for _, p := range moving {
 			np := plan.target(p.Path)
 			mv.paths[store.PathKey(p.Path)] = np
@@ -169,6 +169,7 @@ type mover struct {
 	ctx   context.Context
 	tx    *store.Tx
 	ws    int64
+	actor int64
 	paths map[string]string     // old path key -> new path, for every moved page
 	atts  map[string]string     // old attachment path key -> new path
 	byID  map[int64]atrium.Page // moved pages as they were
@@ -220,6 +221,9 @@ func (m *mover) moveAttachments() (int, error) {
 				return 0, atrium.Errorf(atrium.EConflict, "An attachment already exists at %s, where %s would move with its page", np, at.Path)
 			}
 			if err := m.tx.MoveAttachment(m.ctx, m.ws, at.ID, np); err != nil {
+				return 0, err
+			}
+			if err := m.tx.EmitJSON(m.ctx, m.ws, m.actor, EventAttachmentMoved, np, map[string]any{"path": np, "from": at.Path, "origin": originOf(m.ctx)}); err != nil {
 				return 0, err
 			}
 			n++

@@ -17,8 +17,9 @@ import (
 
 func newMCPCmd(g *globals) *cobra.Command {
 	var (
-		surface surfaceFlags
-		url     string
+		surface   surfaceFlags
+		mirrorDir mirrorFlag
+		url       string
 	)
 	cmd := &cobra.Command{
 		Use:   "mcp",
@@ -53,11 +54,19 @@ on a command line.`,
 				return err
 			}
 			defer srv.Close()
+			mir, err := mirrorDir.start(ctx, a, actor.Workspace.Name)
+			if err != nil {
+				return err
+			}
+			if mir != nil {
+				defer mir.Close()
+			}
 			a.log.Debug("serving MCP on stdio", "actor", actor.String())
 			return ignoreEOF(srv.ForWorkspace(actor.Workspace).Run(ctx, &mcp.IOTransport{Reader: readCloser(g.stdin), Writer: writeCloser(g.stdout)}))
 		},
 	}
 	surface.register(cmd)
+	mirrorDir.register(cmd)
 	cmd.Flags().StringVar(&url, "url", os.Getenv("ATRIUM_URL"), "forward to the MCP endpoint of a remote atrium serve, e.g. https://host/mcp (env ATRIUM_URL; token in ATRIUM_TOKEN)")
 	return cmd
 }

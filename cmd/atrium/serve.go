@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/atrium-hq/atrium/authn"
 	"github.com/atrium-hq/atrium/httpserve"
 	"github.com/atrium-hq/atrium/mcpserver"
+	"github.com/atrium-hq/atrium/mirror"
 	"github.com/atrium-hq/atrium/web"
 )
 
@@ -26,6 +28,31 @@ type surfaceFlags struct {
 func (f *surfaceFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.toolsets, "toolsets", env("ATRIUM_TOOLSETS", "all"), "comma-separated toolsets to expose: all, or names such as conformance (env ATRIUM_TOOLSETS)")
 	cmd.Flags().BoolVar(&f.readOnly, "read-only", false, "expose only tools that change nothing")
+}
+
+// mirrorFlag is --mirror: a folder kept in step with a workspace's pages.
+type mirrorFlag struct{ dir string }
+
+func (f *mirrorFlag) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.dir, "mirror", os.Getenv("ATRIUM_MIRROR"), "keep this folder of .md files in step with the workspace's pages, both ways (env ATRIUM_MIRROR)")
+}
+
+// start runs the mirror for workspace (empty: none), if a folder was given.
+// Edits made in the folder are written as the principal "mirror".
+func (f *mirrorFlag) start(ctx context.Context, a *app, workspace string) (*mirror.Mirror, error) {
+	if f.dir == "" {
+		return nil, nil
+	}
+	actor, err := a.identity.LocalActor(ctx, "mirror", workspace, atrium.KindAgent)
+	if err != nil {
+		return nil, err
+	}
+	m, err := mirror.Start(ctx, mirror.Config{Dir: f.dir, Docs: a.docs, Actor: actor, Events: a.events, Logger: a.log})
+	if err != nil {
+		return nil, fmt.Errorf("mirror %s: %w", f.dir, err)
+	}
+	a.log.Info("mirroring pages", "folder", m.Dir(), "workspace", actor.Workspace.Name)
+	return m, nil
 }
 
 // config is the MCP surface for a caller: actor for a local server (stdio,
@@ -52,6 +79,7 @@ func (f *surfaceFlags) config(a *app, actor *atrium.Actor) mcpserver.Config {
 func newServeCmd(g *globals) *cobra.Command {
 	var (
 		surface        surfaceFlags
+		mirrorDir      mirrorFlag
 		addr           string
 		authMode       string
 		allowedHosts   string
@@ -89,6 +117,13 @@ every caller the local admin and is only allowed on a loopback address.`,
 			if err != nil {
 				return err
 			}
+			mir, err := mirrorDir.start(ctx, a, os.Getenv("ATRIUM_WORKSPACE"))
+			if err != nil {
+				return err
+			}
+			if mir != nil {
+				defer mir.Close()
+			}
 			auth := &authn.Authenticator{Mode: mode, Identity: a.identity, Logger: a.log}
 			mcpHTTP := mcp.HTTP(mcpserver.HTTPOptions{Auth: auth, SessionTimeout: sessionTimeout})
 			ui := &web.Handler{Auth: auth, Logger: a.log}
@@ -124,6 +159,7 @@ every caller the local admin and is only allowed on a loopback address.`,
 		},
 	}
 	surface.register(cmd)
+	mirrorDir.register(cmd)
 	cmd.Flags().StringVar(&addr, "addr", env("ATRIUM_ADDR", "127.0.0.1:8080"), "address to listen on (env ATRIUM_ADDR)")
 	cmd.Flags().StringVar(&authMode, "auth", env("ATRIUM_AUTH", "token"), "token: bearer tokens; none: everyone is the local admin (loopback only)")
 	cmd.Flags().StringVar(&allowedHosts, "allowed-hosts", os.Getenv("ATRIUM_ALLOWED_HOSTS"), "comma-separated host names, besides loopback, that browsers may use to reach a loopback listener")

@@ -1,0 +1,316 @@
+package docs
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"iter"
+	"path"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/store"
+)
+
+// A File is a page's path and content, as found in a folder.
+type File struct {
+	Path    string
+	Content string
+}
+
+// ImportOptions tune an import.
+type ImportOptions struct {
+	// BatchSize is how many pages one transaction writes; bigger batches cost
+	// fewer disk syncs. Default 500.
+	BatchSize int
+	// Progress, if set, is called after each batch with the pages done so far.
+	Progress func(done int)
+}
+
+// ImportError is a file that could not be imported, and why.
+type ImportError struct {
+	Path  string
+	Error string
+}
+
+// ImportResult counts what an import did.
+type ImportResult struct {
+	Created, Updated, Unchanged int
+	Failed                      []ImportError
+}
+
+// Import writes many pages: new paths are created, changed content becomes a
+// new revision (history keeps the old), identical content is left alone — so
+// importing the same folder twice changes nothing. Pages are parsed in
+// parallel and written in batches, one transaction (and one event per page)
+// each. A bad file is reported and skipped; the others go in.
+func (s *Service) Import(ctx context.Context, files iter.Seq[File], opts ImportOptions) (ImportResult, error) {
+	a, err := writer(ctx)
+	if err != nil {
+		return ImportResult{}, err
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 500
+	}
+	type item struct {
+		path, content string
+		pc            *parsed
+		err           error
+	}
+	in := make(chan File, 256)
+	out := make(chan item, 256)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for f := range in {
+				it := item{content: f.Content}
+				if it.path, it.err = NormalizePath(f.Path); it.err == nil {
+					it.pc, it.err = parse(it.path, f.Content)
+				}
+				if it.err != nil {
+					it.path = f.Path
+				}
+				out <- it
+			}
+		})
+	}
+	feedCtx, stopFeed := context.WithCancel(ctx)
+	defer stopFeed()
+	go func() {
+		defer close(in)
+		for f := range files {
+			select {
+			case in <- f:
+			case <-feedCtx.Done():
+				return
+			}
+		}
+	}()
+	go func() {
+		wg.Wait()
+		close(out)
+	}()
+
+	var res ImportResult
+	batch := make([]item, 0, opts.BatchSize)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := s.db.Update(ctx, func(tx *store.Tx) error {
+			for _, it := range batch {
+				cur, err := tx.PageByPath(ctx, a.Workspace.ID, it.path)
+				switch {
+				case atrium.ErrorCode(err) == atrium.ENotFound:
+					p := atrium.Page{WorkspaceID: a.Workspace.ID, Path: it.path}
+					it.pc.apply(&p, it.content)
+					if err := tx.InsertPage(ctx, &p, it.pc.index(it.path), a.Principal.ID); err != nil {
+						return err
+					}
+					if err := s.emit(ctx, tx, a, EventPageCreated, p, ""); err != nil {
+						return err
+					}
+					res.Created++
+				case err != nil:
+					return err
+				case cur.ContentHash == contentHash(it.content):
+					res.Unchanged++
+				default:
+					it.pc.apply(&cur, it.content)
+					cur.Path = it.path
+					if err := tx.UpdatePage(ctx, &cur, it.pc.index(it.path), a.Principal.ID); err != nil {
+						return err
+					}
+					if err := s.emit(ctx, tx, a, EventPageUpdated, cur, ""); err != nil {
+						return err
+					}
+					res.Updated++
+				}
+			}
+			return nil
+		})
+		batch = batch[:0]
+		return err
+	}
+	done := 0
+	for it := range out {
+		if it.err != nil {
+			res.Failed = append(res.Failed, ImportError{Path: it.path, Error: atrium.ErrorMessage(it.err)})
+			continue
+		}
+		batch = append(batch, it)
+		if len(batch) == opts.BatchSize {
+			done += len(batch)
+			if err := flush(); err != nil {
+				stopFeed()
+				for range out {
+				}
+				return res, err
+			}
+			if opts.Progress != nil {
+				opts.Progress(done)
+			}
+		}
+	}
+	done += len(batch)
+	if err := flush(); err != nil {
+		return res, err
+	}
+	if opts.Progress != nil {
+		opts.Progress(done)
+	}
+	return res, ctx.Err()
+}
+
+// AttachFile stores the file at an attachment path, "Folder/assets/name", for
+// the folder's pages: it belongs to the folder's own page (_index.md) if there
+// is one, else to its first page. A file already there with other bytes is
+// replaced. It is how folders (imports, the mirror) bring attachments in.
+func (s *Service) AttachFile(ctx context.Context, p string, data []byte) (atrium.Attachment, bool, error) {
+	a, err := writer(ctx)
+	if err != nil {
+		return atrium.Attachment{}, false, err
+	}
+	clean, err := normalize(p, "attachment path")
+	if err != nil {
+		return atrium.Attachment{}, false, err
+	}
+	dir, name := path.Split(clean)
+	dir = strings.TrimSuffix(dir, "/")
+	if path.Base(dir) != AssetsFolder {
+		return atrium.Attachment{}, false, atrium.Errorf(atrium.EInvalid, "attachments live in an %s folder beside their pages, not at %s", AssetsFolder, clean)
+	}
+	if _, err := attachmentName(name); err != nil {
+		return atrium.Attachment{}, false, err
+	}
+	if int64(len(data)) > s.MaxAttachmentBytes {
+		return atrium.Attachment{}, false, atrium.Errorf(atrium.ETooLarge, "%s is %d bytes; attachments may be at most %d", clean, len(data), s.MaxAttachmentBytes)
+	}
+	folder := folderOf(dir)
+	sum := sha256.Sum256(data)
+	digest := hex.EncodeToString(sum[:])
+	var att atrium.Attachment
+	changed := false
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		cur, _, err := tx.AttachmentByPath(ctx, a.Workspace.ID, clean)
+		switch {
+		case err == nil && cur.SHA256 == digest:
+			att = cur
+			return nil
+		case err == nil:
+			if err := tx.DeleteAttachment(ctx, a.Workspace.ID, cur.ID); err != nil {
+				return err
+			}
+		case atrium.ErrorCode(err) != atrium.ENotFound:
+			return err
+		}
+		owner, err := folderOwner(ctx, tx, a.Workspace.ID, folder)
+		if err != nil {
+			return err
+		}
+		att = atrium.Attachment{PageID: owner, Path: clean, Name: name, MIMEType: mimeType(name, data), Size: int64(len(data)), SHA256: digest, CreatedBy: a.Principal.Handle}
+		if err := tx.InsertAttachment(ctx, a.Workspace.ID, &att, data, a.Principal.ID); err != nil {
+			return err
+		}
+		changed = true
+		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, EventAttachmentAdded, clean, map[string]any{"path": clean, "size": att.Size, "origin": originOf(ctx)})
+	})
+	return att, changed, err
+}
+
+// folderOwner is the page attachments of a folder belong to.
+func folderOwner(ctx context.Context, tx *store.Tx, ws int64, folder string) (int64, error) {
+	if p, err := tx.PageByPath(ctx, ws, join(folder, "_index.md")); err == nil {
+		return p.ID, nil
+	}
+	prefix := ""
+	if folder != "" {
+		prefix = store.PathKey(folder) + "/"
+	}
+	pages, err := tx.ListPages(ctx, store.ListQuery{Workspace: ws, Parents: []string{strings.TrimSuffix(prefix, "/")}, Limit: 1, IncludePrivate: true})
+	if err != nil {
+		return 0, err
+	}
+	if len(pages) == 0 {
+		where := folder
+		if where == "" {
+			where = "the root folder"
+		}
+		return 0, atrium.Errorf(atrium.ENotFound, "no page in %s to attach files to: add a page there first", where)
+	}
+	return pages[0].ID, nil
+}
+
+// Export calls fn with every page of the caller's workspace, in path order.
+func (s *Service) Export(ctx context.Context, fn func(atrium.Page) error) error {
+	a, err := writer(ctx)
+	if err != nil {
+		return err
+	}
+	after := ""
+	for {
+		var pages []atrium.Page
+		err := s.db.View(ctx, func(tx *store.Tx) error {
+			list, err := tx.ListPages(ctx, store.ListQuery{Workspace: a.Workspace.ID, After: after, Limit: 500, IncludePrivate: true})
+			if err != nil || len(list) == 0 {
+				return err
+			}
+			ids := make([]int64, len(list))
+			for i, p := range list {
+				ids[i] = p.ID
+			}
+			if pages, err = tx.PagesByID(ctx, ids); err != nil {
+				return err
+			}
+			after = store.PathKey(list[len(list)-1].Path)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if len(pages) == 0 {
+			return nil
+		}
+		sortPages(pages)
+		for _, p := range pages {
+			if err := fn(p); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// ExportAttachments calls fn with every attachment of the caller's workspace and its bytes.
+func (s *Service) ExportAttachments(ctx context.Context, fn func(atrium.Attachment, []byte) error) error {
+	a, err := writer(ctx)
+	if err != nil {
+		return err
+	}
+	var atts []atrium.Attachment
+	if err := s.db.View(ctx, func(tx *store.Tx) (err error) {
+		atts, err = tx.Attachments(ctx, a.Workspace.ID, 0)
+		return err
+	}); err != nil {
+		return err
+	}
+	for _, at := range atts {
+		var data []byte
+		if err := s.db.View(ctx, func(tx *store.Tx) (err error) {
+			_, data, err = tx.AttachmentByPath(ctx, a.Workspace.ID, at.Path)
+			return err
+		}); err != nil {
+			return err
+		}
+		if err := fn(at, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sortPages(ps []atrium.Page) {
+	slices.SortFunc(ps, func(x, y atrium.Page) int { return strings.Compare(store.PathKey(x.Path), store.PathKey(y.Path)) })
+}

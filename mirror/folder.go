@@ -1,0 +1,276 @@
+package mirror
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/store"
+)
+
+// --- folder → store ---
+
+// watchTree watches the folder rel (relative; "" the root) and every folder
+// below it, without following symlinks.
+func (m *Mirror) watchTree(rel string) error {
+	return filepath.WalkDir(m.abs(rel), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		r, _ := m.rel(p)
+		if p != m.dir && skipped(r) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			m.report(r, "symlinks are not followed")
+			return nil
+		}
+		if d.IsDir() {
+			if err := m.watcher.Add(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// watchDirOf makes sure the folder of a file the mirror wrote is watched.
+func (m *Mirror) watchDirOf(rel string) error {
+	dir := filepath.Dir(m.abs(rel))
+	if slices.Contains(m.watcher.WatchList(), dir) {
+		return nil
+	}
+	r, _ := m.rel(dir)
+	return m.watchTree(r)
+}
+
+// noteFS records a change in the folder, to read when the folder is quiet.
+func (m *Mirror) noteFS(fe fsnotify.Event) {
+	rel, ok := m.rel(fe.Name)
+	if !ok || skipped(rel) {
+		return
+	}
+	if fe.Has(fsnotify.Create) {
+		if fi, err := os.Lstat(fe.Name); err == nil && fi.IsDir() {
+			// A new folder (maybe moved in whole): watch it and read what it holds.
+			if err := m.watchTree(rel); err != nil {
+				m.log.Warn("watch new folder", "path", rel, "err", err)
+			}
+			filepath.WalkDir(fe.Name, func(p string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					if r, ok := m.rel(p); ok && !skipped(r) {
+						m.pending[r] = true
+					}
+				}
+				return nil
+			})
+			return
+		}
+	}
+	if fe.Has(fsnotify.Remove) || fe.Has(fsnotify.Rename) {
+		// A folder that went away takes its files with it.
+		prefix := store.PathKey(rel) + "/"
+		for key, st := range m.states {
+			if strings.HasPrefix(key, prefix) {
+				m.pending[st.Path] = true
+			}
+		}
+	}
+	m.pending[rel] = true
+}
+
+// flush reads the changed files and brings their changes to the store.
+func (m *Mirror) flush() {
+	changed := map[string][]byte{}
+	var removed []string
+	for rel := range m.pending {
+		fi, err := os.Lstat(m.abs(rel))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			removed = append(removed, rel)
+		case err != nil:
+			m.log.Warn("read folder", "path", rel, "err", err)
+		case fi.Mode()&fs.ModeSymlink != 0:
+			m.report(rel, "symlinks are not followed")
+		case fi.Mode().IsRegular():
+			if b, ok, err := m.readFile(rel); ok && err == nil {
+				changed[rel] = b
+			}
+		}
+	}
+	clear(m.pending)
+	slices.Sort(removed)
+
+	// A file that disappeared while another with its last synced content
+	// appeared was moved: move the page, so that links follow.
+	for i, from := range removed {
+		st, ok := m.state(from)
+		if !ok || !isPage(from) || st.Revision == 0 {
+			continue
+		}
+		for to, b := range changed {
+			if _, known := m.state(to); !known && isPage(to) && hashBytes(b) == st.Hash {
+				if m.movedInFolder(from, to) {
+					removed[i] = ""
+					delete(changed, to)
+				}
+				break
+			}
+		}
+	}
+	for _, rel := range removed {
+		if rel != "" {
+			m.removedInFolder(rel)
+		}
+	}
+	paths := make([]string, 0, len(changed))
+	for rel := range changed {
+		paths = append(paths, rel)
+	}
+	slices.Sort(paths) // pages before their assets folders' files, in order
+	for _, rel := range paths {
+		if isPage(rel) {
+			m.pageFromFile(rel, changed[rel])
+		}
+	}
+	for _, rel := range paths {
+		if !isPage(rel) {
+			m.attachmentFromFile(rel, changed[rel])
+		}
+	}
+}
+
+func (m *Mirror) movedInFolder(from, to string) bool {
+	res, err := m.cfg.Docs.MovePage(m.ctx, from, to)
+	if err != nil {
+		m.log.Warn("move in the folder could not become a page move; treating it as a delete and a new file", "from", from, "to", to, "err", atrium.ErrorMessage(err))
+		return false
+	}
+	m.setState(from, "", 0)
+	m.log.Info("page moved in the folder", "from", from, "to", res.NewPath, "pages_changed", res.PagesChanged)
+	// The move's event writes the file back if link rewriting changed it.
+	return true
+}
+
+// removedInFolder deletes the page (or attachment) of a removed file, unless
+// the store changed it since the file was written: then the store wins and
+// the file comes back.
+func (m *Mirror) removedInFolder(rel string) {
+	st, ok := m.state(rel)
+	if !ok {
+		return // never synced: nothing to delete
+	}
+	if !isPage(rel) {
+		if err := m.cfg.Docs.DeleteAttachment(m.ctx, rel); err != nil && atrium.ErrorCode(err) != atrium.ENotFound {
+			m.log.Warn("delete attachment", "path", rel, "err", err)
+		}
+		m.setState(rel, "", 0)
+		return
+	}
+	r, err := m.cfg.Docs.ReadPage(m.ctx, docs.ReadRequest{Path: rel})
+	switch {
+	case atrium.ErrorCode(err) == atrium.ENotFound:
+		m.setState(rel, "", 0)
+	case err != nil:
+		m.log.Warn("read page", "path", rel, "err", err)
+	case r.Page.Revision != st.Revision:
+		m.log.Warn("a file was deleted but its page changed in the store since; the store wins and the file is written again", "path", rel)
+		m.pageToFile(rel)
+	default:
+		if _, err := m.cfg.Docs.DeletePage(m.ctx, rel); err != nil && atrium.ErrorCode(err) != atrium.ENotFound {
+			m.log.Warn("delete page", "path", rel, "err", err)
+			return
+		}
+		m.setState(rel, "", 0)
+	}
+}
+
+// pageFromFile writes a file's content to its page, based on the revision the
+// file was last synced at; a stale base is a conflict the store wins.
+func (m *Mirror) pageFromFile(rel string, b []byte) {
+	hash := hashBytes(b)
+	st, synced := m.state(rel)
+	if synced && st.Hash == hash {
+		return // the mirror's own write, or no change
+	}
+	if _, err := docs.NormalizePath(rel); err != nil {
+		m.report(rel, atrium.ErrorMessage(err))
+		return
+	}
+	r, err := m.cfg.Docs.ReadPage(m.ctx, docs.ReadRequest{Path: rel})
+	switch {
+	case atrium.ErrorCode(err) == atrium.ENotFound:
+		res, err := m.cfg.Docs.WritePage(m.ctx, docs.WriteRequest{Path: rel, Content: string(b)})
+		if err != nil {
+			m.report(rel, atrium.ErrorMessage(err))
+			return
+		}
+		m.adopt(rel, res.Page)
+		return
+	case err != nil:
+		m.log.Warn("read page", "path", rel, "err", err)
+		return
+	}
+	if r.Page.ContentHash == hash {
+		m.adopt(rel, r.Page)
+		return
+	}
+	base := st.Revision
+	if !synced {
+		base = -1 // a file that was never synced meets an existing page
+	}
+	if base > 0 {
+		res, err := m.cfg.Docs.WritePage(m.ctx, docs.WriteRequest{Path: r.Page.Path, Content: string(b), BaseRevision: base})
+		if err == nil {
+			m.adopt(rel, res.Page)
+			return
+		}
+		if atrium.ErrorCode(err) != atrium.EConflict {
+			m.report(rel, atrium.ErrorMessage(err))
+			return
+		}
+	}
+	// The store moved on since the file was written: it wins, the file's
+	// version is kept beside it.
+	m.conflict(rel, b)
+	m.writePage(r.Page)
+}
+
+// adopt records a page as synced with the file at rel, whose spelling of the
+// path may differ in case only.
+func (m *Mirror) adopt(rel string, p atrium.Page) {
+	m.setState(p.Path, p.ContentHash, p.Revision)
+	if rel != p.Path && store.PathKey(rel) != store.PathKey(p.Path) {
+		m.setState(rel, "", 0)
+	}
+}
+
+func (m *Mirror) attachmentFromFile(rel string, b []byte) {
+	if !docs.IsAttachmentPath(rel) {
+		m.report(rel, "only .md pages and files in assets folders are synced")
+		return
+	}
+	hash := hashBytes(b)
+	if st, ok := m.state(rel); ok && st.Hash == hash {
+		return
+	}
+	att, _, err := m.cfg.Docs.AttachFile(m.ctx, rel, b)
+	if err != nil {
+		m.report(rel, atrium.ErrorMessage(err))
+		return
+	}
+	m.setState(att.Path, att.SHA256, 0)
+}

@@ -1,0 +1,306 @@
+package mirror_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/identity"
+	"github.com/atrium-hq/atrium/mirror"
+	"github.com/atrium-hq/atrium/store"
+	"github.com/atrium-hq/atrium/store/storetest"
+)
+
+type env struct {
+	t     *testing.T
+	db    *store.DB
+	docs  *docs.Service
+	ids   *identity.Service
+	ctx   context.Context // an agent writing through the service
+	dir   string
+	m     *mirror.Mirror
+	debnc time.Duration
+}
+
+func newEnv(t *testing.T, e store.Engine) *env {
+	t.Helper()
+	db := storetest.MustOpen(t, e, &store.Options{EventPoll: 20 * time.Millisecond})
+	ids := identity.New(db, nil)
+	t.Cleanup(ids.Close)
+	ctx := context.Background()
+	if _, err := ids.Bootstrap(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	agent, err := ids.LocalActor(ctx, "agent", "", atrium.KindAgent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{t: t, db: db, docs: docs.New(db, nil), ids: ids, ctx: atrium.NewContextWithActor(ctx, agent), dir: t.TempDir(), debnc: 50 * time.Millisecond}
+}
+
+func (v *env) start() {
+	v.t.Helper()
+	actor, err := v.ids.LocalActor(context.Background(), "mirror", "", atrium.KindAgent)
+	if err != nil {
+		v.t.Fatal(err)
+	}
+	m, err := mirror.Start(context.Background(), mirror.Config{Dir: v.dir, Docs: v.docs, Actor: actor, Debounce: v.debnc,
+		Events: func() (<-chan atrium.Event, func()) { return v.db.Subscribe(1024) }})
+	if err != nil {
+		v.t.Fatal(err)
+	}
+	v.m = m
+	v.t.Cleanup(func() { m.Close() })
+}
+
+func (v *env) stop() {
+	v.m.Close()
+}
+
+func (v *env) file(rel string) (string, bool) {
+	b, err := os.ReadFile(filepath.Join(v.dir, filepath.FromSlash(rel)))
+	return string(b), err == nil
+}
+
+func (v *env) writeFile(rel, content string) {
+	v.t.Helper()
+	p := filepath.Join(v.dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		v.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		v.t.Fatal(err)
+	}
+}
+
+func (v *env) write(path, content string) docs.WriteResult {
+	v.t.Helper()
+	r, err := v.docs.WritePage(v.ctx, docs.WriteRequest{Path: path, Content: content, Overwrite: true})
+	if err != nil {
+		v.t.Fatal(err)
+	}
+	return r
+}
+
+func (v *env) page(path string) (atrium.Page, bool) {
+	r, err := v.docs.ReadPage(v.ctx, docs.ReadRequest{Path: path})
+	if err != nil {
+		return atrium.Page{}, false
+	}
+	return r.Page, true
+}
+
+// eventually waits up to a few seconds for cond; the mirror works in the background.
+func (v *env) eventually(what string, cond func() bool) {
+	v.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			v.t.Fatalf("timed out waiting for: %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestStoreWritesLandInTheFolder(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := newEnv(t, e)
+		v.start()
+		v.write("Projects/Alpha.md", "# Alpha\n\nfirst")
+		v.eventually("new page written", func() bool { c, ok := v.file("Projects/Alpha.md"); return ok && c == "# Alpha\n\nfirst" })
+		v.write("Projects/Alpha.md", "# Alpha\n\nsecond")
+		v.eventually("edit written", func() bool { c, _ := v.file("Projects/Alpha.md"); return c == "# Alpha\n\nsecond" })
+		if _, err := v.docs.AddAttachment(v.ctx, docs.AttachRequest{PagePath: "Projects/Alpha.md", FileName: "pic.png", Data: []byte("png-bytes")}); err != nil {
+			t.Fatal(err)
+		}
+		v.eventually("attachment written", func() bool { c, _ := v.file("Projects/assets/pic.png"); return c == "png-bytes" })
+		if _, err := v.docs.MovePage(v.ctx, "Projects/Alpha.md", "Archive/Alpha.md"); err != nil {
+			t.Fatal(err)
+		}
+		v.eventually("move written", func() bool {
+			_, old := v.file("Projects/Alpha.md")
+			c, ok := v.file("Archive/Alpha.md")
+			_, att := v.file("Archive/assets/pic.png")
+			return !old && ok && c == "# Alpha\n\nsecond" && att
+		})
+		if _, err := v.docs.DeletePage(v.ctx, "Archive/Alpha.md"); err != nil {
+			t.Fatal(err)
+		}
+		v.eventually("delete removed the file and its attachment", func() bool {
+			_, ok := v.file("Archive/Alpha.md")
+			_, att := v.file("Archive/assets/pic.png")
+			return !ok && !att
+		})
+		if len(v.m.Conflicts()) != 0 {
+			t.Errorf("conflicts: %+v", v.m.Conflicts())
+		}
+		// No temporary file is left behind.
+		filepath.WalkDir(v.dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && strings.Contains(d.Name(), ".atrium-") {
+				t.Errorf("leftover temporary file %s", p)
+			}
+			return nil
+		})
+	})
+}
+
+func TestFolderEditsReachTheStore(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := newEnv(t, e)
+		v.start()
+		v.writeFile("Notes/Idea.md", "# Idea\n\nzebra crossing")
+		v.eventually("new file becomes a page", func() bool { p, ok := v.page("Notes/Idea.md"); return ok && p.UpdatedBy == "mirror" })
+		v.eventually("and is searchable", func() bool {
+			r, err := v.docs.Search(v.ctx, docs.SearchRequest{Query: "zebra"})
+			return err == nil && r.Total == 1
+		})
+		v.writeFile("Notes/Idea.md", "# Idea\n\nquokka habitat")
+		v.eventually("file edit reaches the page", func() bool {
+			p, _ := v.page("Notes/Idea.md")
+			return p.Revision == 2 && strings.Contains(p.Content, "quokka")
+		})
+		r, err := v.docs.Search(v.ctx, docs.SearchRequest{Query: "quokka"})
+		if err != nil || r.Total != 1 {
+			t.Fatalf("search after file edit: %+v %v", r, err)
+		}
+		// A move in the folder is a page move: links follow.
+		v.write("Links.md", "see [[Notes/Idea]]")
+		v.eventually("linking page written", func() bool { _, ok := v.file("Links.md"); return ok })
+		if err := os.MkdirAll(filepath.Join(v.dir, "Moved"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(v.dir, "Notes", "Idea.md"), filepath.Join(v.dir, "Moved", "Idea.md")); err != nil {
+			t.Fatal(err)
+		}
+		v.eventually("folder move becomes a page move", func() bool {
+			_, old := v.page("Notes/Idea.md")
+			p, moved := v.page("Moved/Idea.md")
+			return !old && moved && p.Revision == 3
+		})
+		v.eventually("the linking file is rewritten too", func() bool { c, _ := v.file("Links.md"); return c == "see [[Moved/Idea]]" })
+		// An asset dropped in the folder becomes an attachment.
+		v.writeFile("Moved/assets/scan.pdf", "%PDF-1")
+		v.eventually("asset becomes an attachment", func() bool {
+			_, data, err := v.docs.Attachment(v.ctx, "Moved/assets/scan.pdf")
+			return err == nil && string(data) == "%PDF-1"
+		})
+		if err := os.Remove(filepath.Join(v.dir, "Moved", "Idea.md")); err != nil {
+			t.Fatal(err)
+		}
+		v.eventually("deleting the file deletes the page", func() bool { _, ok := v.page("Moved/Idea.md"); return !ok })
+		// A file with bad frontmatter is reported, not imported, and the mirror goes on.
+		v.writeFile("Bad.md", "---\ntitle: [oops\n---\n")
+		v.writeFile("Good.md", "fine")
+		v.eventually("good file still imported", func() bool { _, ok := v.page("Good.md"); return ok })
+		if _, ok := v.page("Bad.md"); ok {
+			t.Error("a page with invalid frontmatter was imported")
+		}
+	})
+}
+
+// A file edited from an older revision than the store's is a conflict: the
+// store's version stays, the file's is kept beside it, nothing is lost.
+func TestConcurrentEditsKeepBothVersions(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := newEnv(t, e)
+		v.debnc = 500 * time.Millisecond // the file edit waits while the store edit lands
+		v.start()
+		v.write("Doc.md", "base")
+		v.eventually("synced", func() bool { c, _ := v.file("Doc.md"); return c == "base" })
+		v.writeFile("Doc.md", "edited in the folder")
+		v.write("Doc.md", "edited in the store")
+		v.eventually("conflict kept", func() bool { return len(v.m.Conflicts()) == 1 })
+		c := v.m.Conflicts()[0]
+		if kept, _ := v.file(c.Kept); kept != "edited in the folder" {
+			t.Errorf("conflict copy %s = %q", c.Kept, kept)
+		}
+		v.eventually("store version in the file", func() bool { f, _ := v.file("Doc.md"); return f == "edited in the store" })
+		time.Sleep(700 * time.Millisecond) // past the debounce: the folder edit must not come back
+		if p, _ := v.page("Doc.md"); p.Content != "edited in the store" {
+			t.Fatalf("page = %q", p.Content)
+		}
+		if _, ok := v.page(c.Kept); ok {
+			t.Error("the conflict copy became a page")
+		}
+	})
+}
+
+func TestStartReconcilesBothWays(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := newEnv(t, e)
+		v.start()
+		v.write("Store.md", "s1")
+		v.write("File.md", "f1")
+		v.write("Both.md", "b1")
+		v.write("Gone.md", "g1")
+		v.eventually("synced", func() bool {
+			_, a := v.file("Store.md")
+			_, b := v.file("Gone.md")
+			return a && b
+		})
+		v.stop()
+		// While the mirror is away:
+		v.write("Store.md", "s2")                                 // the store changes
+		v.writeFile("File.md", "f2")                              // the file changes
+		v.write("Both.md", "b2-store")                            // both change
+		v.writeFile("Both.md", "b2-file")                         //
+		os.Remove(filepath.Join(v.dir, "Gone.md"))                // a file disappears
+		v.writeFile("New.md", "brand new")                        // a file appears
+		v.writeFile("Hidden/.secret.md", "hidden files stay out") //
+		v.start()
+		checks := map[string]string{"Store.md": "s2", "File.md": "f2", "Both.md": "b2-store", "Gone.md": "g1", "New.md": "brand new"}
+		for path, want := range checks {
+			if c, _ := v.file(path); c != want {
+				t.Errorf("file %s = %q, want %q", path, c, want)
+			}
+			if p, ok := v.page(path); !ok || p.Content != want {
+				t.Errorf("page %s = %q, want %q", path, p.Content, want)
+			}
+		}
+		if len(v.m.Conflicts()) != 1 || v.m.Conflicts()[0].Path != "Both.md" {
+			t.Fatalf("conflicts = %+v", v.m.Conflicts())
+		}
+		if kept, _ := v.file(v.m.Conflicts()[0].Kept); kept != "b2-file" {
+			t.Errorf("kept %q", kept)
+		}
+		if _, ok := v.page("Hidden/.secret.md"); ok {
+			t.Error("a hidden file became a page")
+		}
+	})
+}
+
+func TestSymlinksNeverLeadOut(t *testing.T) {
+	v := newEnv(t, store.SQLite)
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "Secret.md"), []byte("outside the mirror"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(v.dir, "Escape")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "Secret.md"), filepath.Join(v.dir, "Link.md")); err != nil {
+		t.Fatal(err)
+	}
+	v.start()
+	if _, ok := v.page("Escape/Secret.md"); ok {
+		t.Error("followed a symlinked folder out of the mirror")
+	}
+	if _, ok := v.page("Link.md"); ok {
+		t.Error("followed a symlinked file out of the mirror")
+	}
+	v.write("Escape/Planted.md", "must not land outside")
+	v.write("Marker.md", "written after")
+	v.eventually("later page written", func() bool { _, ok := v.file("Marker.md"); return ok })
+	if _, err := os.Stat(filepath.Join(outside, "Planted.md")); err == nil {
+		t.Fatal("the mirror wrote through a symlink, outside its folder")
+	}
+	entries, _ := os.ReadDir(outside)
+	if len(entries) != 1 {
+		t.Fatalf("outside folder now holds %d files", len(entries))
+	}
+}

@@ -1,0 +1,141 @@
+package mirror
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"slices"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/store"
+)
+
+// reconcile brings the folder and the store together at start, by content
+// hash against the last synced state of each file:
+//
+//   - same content: in step;
+//   - only the store changed since the last sync: the file is rewritten;
+//   - only the file changed: the page is written from it;
+//   - both changed, or they differ with no sync on record: the store wins and
+//     the file's version is kept as a conflict copy;
+//   - a page without a file gets its file; a new file its page;
+//   - a file synced before whose page is gone is removed, unless it was edited
+//     since (then it makes the page again).
+//
+// A page whose file is missing is always written back: a folder that was
+// swapped or unmounted must never read as "delete everything".
+func (m *Mirror) reconcile() error {
+	files := map[string]string{} // path key -> path, of .md and asset files present
+	err := filepath.WalkDir(m.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		rel, ok := m.rel(p)
+		if !ok {
+			return nil
+		}
+		if skipped(rel) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			m.report(rel, "symlinks are not followed")
+		case d.Type().IsRegular():
+			files[store.PathKey(rel)] = rel
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	err = m.cfg.Docs.Export(m.ctx, func(p atrium.Page) error {
+		key := store.PathKey(p.Path)
+		seen[key] = true
+		rel, exists := files[key]
+		if !exists {
+			rel = p.Path
+		}
+		b, ok, err := m.readFile(rel)
+		if err != nil {
+			return err
+		}
+		st, synced := m.state(rel)
+		switch fileHash := hashBytes(b); {
+		case !ok:
+			m.pageToFile(p.Path)
+		case fileHash == p.ContentHash:
+			m.adopt(rel, p)
+		case synced && fileHash == st.Hash:
+			m.pageToFile(p.Path) // only the store changed
+		case synced && p.ContentHash == st.Hash:
+			m.pageFromFile(rel, b) // only the file changed
+		default:
+			m.pageToFile(p.Path) // both changed: it keeps the file's version as a conflict copy
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = m.cfg.Docs.ExportAttachments(m.ctx, func(a atrium.Attachment, data []byte) error {
+		key := store.PathKey(a.Path)
+		seen[key] = true
+		b, ok, err := m.readFile(a.Path)
+		if err != nil {
+			return err
+		}
+		st, synced := m.state(a.Path)
+		switch fileHash := hashBytes(b); {
+		case ok && fileHash == a.SHA256:
+			m.setState(a.Path, a.SHA256, 0)
+		case ok && synced && st.Hash != fileHash && st.Hash == a.SHA256:
+			m.attachmentFromFile(a.Path, b) // the file changed
+		default:
+			m.attachmentToFile(a.Path)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// Files without a page or attachment: new ones come in; ones synced before
+	// (their page was deleted while the mirror was away) go, unless edited.
+	rest := make([]string, 0, len(files))
+	for key, rel := range files {
+		if !seen[key] {
+			rest = append(rest, rel)
+		}
+	}
+	slices.Sort(rest)
+	for _, pass := range []bool{true, false} { // pages first, so attachments find them
+		for _, rel := range rest {
+			if isPage(rel) != pass {
+				continue
+			}
+			b, ok, err := m.readFile(rel)
+			if err != nil || !ok {
+				continue
+			}
+			if st, synced := m.state(rel); synced && st.Hash == hashBytes(b) {
+				m.removeFile(rel)
+				m.setState(rel, "", 0)
+				continue
+			}
+			if isPage(rel) {
+				m.setState(rel, "", 0)
+				m.pageFromFile(rel, b)
+			} else if docs.IsAttachmentPath(rel) {
+				m.attachmentFromFile(rel, b)
+			}
+		}
+	}
+	return nil
+}
