@@ -3,6 +3,7 @@ package docs
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 // page-ID order, the same on both engines); a query that matches more than
 // that many pages ranks the first ones and says so.
 const (
+	maxScored          = 5000
 	defaultSearchLimit = 20
 	maxSearchLimit     = 100
 	maxCandidates      = 20000
@@ -80,8 +82,10 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, er
 		}
 	}
 	limit := clampLimit(r.Limit, defaultSearchLimit, maxSearchLimit)
-	rt := q.Retrieval()
-	filter := store.CandidateFilter{IncludePrivate: member, Limit: maxCandidates + 1}
+	if offset > maxSearchOffset {
+		return SearchResult{}, atrium.Errorf(atrium.EInvalid, "results past the first %d are not served: narrow the search", maxSearchOffset)
+	}
+	filter := store.CandidateFilter{IncludePrivate: member}
 	if folder != "" {
 		filter.Prefix = store.PathKey(folder) + "/"
 	}
@@ -90,84 +94,295 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, er
 			filter.Tags = append(filter.Tags, t)
 		}
 	}
-	type scored struct {
-		doc   store.SearchDoc
-		score float64
-	}
-	var hits []scored
+	top := newTopK(offset + limit)
 	var res SearchResult
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		ids, err := tx.SearchCandidates(ctx, a.Workspace.ID, store.Match{AllOf: rt.AllOf, AnyOf: rt.AnyOf, NoneOf: rt.NoneOf}, filter)
+		rk, err := newRanking(ctx, tx, a.Workspace.ID, q)
 		if err != nil {
 			return err
 		}
-		if len(ids) > maxCandidates {
-			ids = ids[:maxCandidates]
-			res.Note = "more than 20000 pages match; only the first 20000 were ranked: add words, a path or tags to narrow the search"
+		if words, ok := onlyOptionalWords(q); ok {
+			return rk.rankByTerm(ctx, words, filter, top, &res)
 		}
-		if len(ids) == 0 {
-			return nil
-		}
-		st, err := tx.SearchStats(ctx, a.Workspace.ID)
-		if err != nil {
-			return err
-		}
-		stats := search.Stats{Docs: st.Docs}
-		if st.Docs > 0 {
-			n := float64(st.Docs)
-			stats.AvgTitle, stats.AvgTags, stats.AvgHeadings, stats.AvgBody = float64(st.Lens[0])/n, float64(st.Lens[1])/n, float64(st.Lens[2])/n, float64(st.Lens[3])/n
-		}
-		df := map[string]int{}
-		for _, tok := range dfTokens(q) {
-			if df[tok], err = tx.DocFreq(ctx, a.Workspace.ID, tok); err != nil {
-				return err
-			}
-		}
-		dfOf := func(t search.Term) int {
-			if t.Prefix {
-				return df[t.Text+"*"]
-			}
-			return df[t.Text]
-		}
-		for chunk := range slices.Chunk(ids, candidateBatch) {
-			docs, err := tx.SearchDocs(ctx, chunk)
-			if err != nil {
-				return err
-			}
-			for _, d := range docs {
-				_, body, _ := markdown.Split(d.Content)
-				if score, ok := search.Match(q, searchFields(d.Title, d.Tags, d.Headings, body), stats, dfOf); ok {
-					hits = append(hits, scored{d, score})
-				}
-			}
-		}
-		return nil
+		return rk.rankAll(ctx, filter, top, &res)
 	})
 	if err != nil {
 		return SearchResult{}, err
 	}
-	slices.SortFunc(hits, func(x, y scored) int {
-		if c := cmp.Compare(y.score, x.score); c != 0 {
-			return c
+	ranked := top.sorted()
+	if offset < len(ranked) {
+		window := ranked[offset:]
+		ids := make([]int64, len(window))
+		for i, h := range window {
+			ids[i] = h.id
 		}
-		return strings.Compare(store.PathKey(x.doc.Path), store.PathKey(y.doc.Path))
-	})
-	res.Total = len(hits)
-	if offset < len(hits) {
-		page := hits[offset:min(offset+limit, len(hits))]
-		for _, h := range page {
-			fm, body, _ := markdown.Split(h.doc.Content)
+		var docs []store.SearchDoc
+		if err := s.db.View(ctx, func(tx *store.Tx) (err error) {
+			docs, err = tx.SearchDocs(ctx, ids)
+			return err
+		}); err != nil {
+			return SearchResult{}, err
+		}
+		byID := make(map[int64]store.SearchDoc, len(docs))
+		for _, d := range docs {
+			byID[d.ID] = d
+		}
+		for _, h := range window {
+			d, ok := byID[h.id]
+			if !ok {
+				continue // deleted since
+			}
+			fm, body, _ := markdown.Split(d.Content)
 			line, ctxText := search.Snippet(body, q)
 			if line > 0 {
-				line += lineOffset(h.doc.Content, fm)
+				line += lineOffset(d.Content, fm)
 			}
-			res.Hits = append(res.Hits, Hit{Path: h.doc.Path, Title: h.doc.Title, PageID: h.doc.UID, MatchLine: line, Context: ctxText, Score: round(h.score)})
-		}
-		if offset+limit < len(hits) {
-			res.NextCursor = encodeCursor(strconv.Itoa(offset + limit))
+			res.Hits = append(res.Hits, Hit{Path: d.Path, Title: d.Title, PageID: d.UID, MatchLine: line, Context: ctxText, Score: round(h.score)})
 		}
 	}
+	if offset+limit < res.Total && len(ranked) == offset+limit {
+		res.NextCursor = encodeCursor(strconv.Itoa(offset + limit))
+	}
 	return res, nil
+}
+
+// maxSearchOffset bounds how deep pagination goes: ranking keeps the best
+// offset+limit pages in memory, never every match.
+const maxSearchOffset = 2000
+
+// ranking scores candidates of one query in one transaction.
+type ranking struct {
+	tx    *store.Tx
+	ws    int64
+	q     search.Query
+	stats search.Stats
+	df    map[string]int
+}
+
+func newRanking(ctx context.Context, tx *store.Tx, ws int64, q search.Query) (*ranking, error) {
+	st, err := tx.SearchStats(ctx, ws)
+	if err != nil {
+		return nil, err
+	}
+	rk := &ranking{tx: tx, ws: ws, q: q, stats: search.Stats{Docs: st.Docs}, df: map[string]int{}}
+	if st.Docs > 0 {
+		n := float64(st.Docs)
+		rk.stats.AvgTitle, rk.stats.AvgTags, rk.stats.AvgHeadings, rk.stats.AvgBody = float64(st.Lens[0])/n, float64(st.Lens[1])/n, float64(st.Lens[2])/n, float64(st.Lens[3])/n
+	}
+	for _, tok := range dfTokens(q) {
+		if rk.df[tok], err = tx.DocFreq(ctx, ws, tok); err != nil {
+			return nil, err
+		}
+	}
+	return rk, nil
+}
+
+func (rk *ranking) dfOf(t search.Term) int {
+	if t.Prefix {
+		return rk.df[t.Text+"*"]
+	}
+	return rk.df[t.Text]
+}
+
+func token(t search.Term) string {
+	if t.Prefix {
+		return t.Text + "*"
+	}
+	return t.Text
+}
+
+// score loads and scores candidates, keeping the best in top; it returns how
+// many matched the query exactly.
+func (rk *ranking) score(ctx context.Context, ids []int64, top *topK) (int, error) {
+	matched := 0
+	for chunk := range slices.Chunk(ids, candidateBatch) {
+		docs, err := rk.tx.SearchDocs(ctx, chunk)
+		if err != nil {
+			return 0, err
+		}
+		for _, d := range docs {
+			_, body, _ := markdown.Split(d.Content)
+			if score, ok := search.Match(rk.q, searchFields(d.Title, d.Tags, d.Headings, body), rk.stats, rk.dfOf); ok {
+				matched++
+				top.push(hit{id: d.ID, key: store.PathKey(d.Path), score: score})
+			}
+		}
+	}
+	return matched, nil
+}
+
+// rankAll scores every candidate: for queries with required words, phrases
+// or exclusions, whose candidates are already narrow.
+func (rk *ranking) rankAll(ctx context.Context, f store.CandidateFilter, top *topK, res *SearchResult) error {
+	rt := rk.q.Retrieval()
+	f.Limit = maxCandidates + 1
+	ids, err := rk.tx.SearchCandidates(ctx, rk.ws, store.Match{AllOf: rt.AllOf, AnyOf: rt.AnyOf, NoneOf: rt.NoneOf}, f)
+	if err != nil {
+		return err
+	}
+	if len(ids) > maxCandidates {
+		ids = ids[:maxCandidates]
+		res.Note = "more than 20000 pages match; only the first 20000 were ranked: add words, a path or tags to narrow the search"
+	}
+	res.Total, err = rk.score(ctx, ids, top)
+	return err
+}
+
+// rankByTerm ranks a query of optional words without reading every page that
+// has one of them. From each word's page list (IDs only, cheap) it knows which
+// words each page holds, hence the most that page can score (the sum of their
+// MaxScore); it reads and scores pages from the highest bound down, and stops
+// once no page left could make the top. Up to that point the result is
+// exactly that of scoring every candidate. Queries of only very common words
+// can leave too many pages in reach: after maxScored pages it stops and says
+// so, the pages holding the most query words having been ranked first.
+func (rk *ranking) rankByTerm(ctx context.Context, words []search.Term, f store.CandidateFilter, top *topK, res *SearchResult) error {
+	rt := rk.q.Retrieval()
+	bound := map[int64]float64{}
+	for _, w := range words {
+		ids, err := rk.tx.SearchCandidates(ctx, rk.ws, store.Match{AllOf: []string{token(w)}, NoneOf: rt.NoneOf}, f)
+		if err != nil {
+			return err
+		}
+		m := search.MaxScore(rk.dfOf(w), rk.stats.Docs)
+		for _, id := range ids {
+			bound[id] += m
+		}
+	}
+	res.Total = len(bound)
+	type cand struct {
+		id    int64
+		bound float64
+	}
+	order := make([]cand, 0, len(bound))
+	for id, b := range bound {
+		order = append(order, cand{id, b})
+	}
+	slices.SortFunc(order, func(x, y cand) int {
+		if c := cmp.Compare(y.bound, x.bound); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.id, y.id)
+	})
+	for start := 0; start < len(order); start += candidateBatch {
+		if top.full() && order[start].bound < top.threshold() {
+			return nil
+		}
+		if start >= maxScored {
+			res.Note = fmt.Sprintf("%d pages match; the %d holding the most of your words were ranked: add rarer words, a path or tags for an exact ranking", res.Total, maxScored)
+			return nil
+		}
+		end := min(start+candidateBatch, len(order))
+		ids := make([]int64, 0, end-start)
+		for _, c := range order[start:end] {
+			if !top.full() || c.bound >= top.threshold() {
+				ids = append(ids, c.id)
+			}
+		}
+		if _, err := rk.score(ctx, ids, top); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// onlyOptionalWords returns the terms of a query made only of optional words
+// and prefixes (exclusions allowed), the shape rankByTerm handles.
+func onlyOptionalWords(q search.Query) ([]search.Term, bool) {
+	var words []search.Term
+	for _, t := range q.Terms {
+		switch {
+		case len(t.Phrase) > 0, t.Required:
+			return nil, false
+		case t.Excluded:
+		default:
+			words = append(words, t)
+		}
+	}
+	return words, len(words) > 0
+}
+
+// hit is a ranked candidate.
+type hit struct {
+	id    int64
+	key   string // path key, breaks ties
+	score float64
+}
+
+// better orders hits: higher score first, then path.
+func better(x, y hit) bool {
+	if x.score != y.score {
+		return x.score > y.score
+	}
+	return x.key < y.key
+}
+
+// topK keeps the k best hits seen.
+type topK struct {
+	k    int
+	hits []hit // a heap with the worst kept hit first
+}
+
+func newTopK(k int) *topK { return &topK{k: k} }
+
+func (t *topK) full() bool { return len(t.hits) >= t.k }
+
+// threshold is the score a hit must beat to enter a full top.
+func (t *topK) threshold() float64 { return t.hits[0].score }
+
+func (t *topK) push(h hit) {
+	if len(t.hits) < t.k {
+		t.hits = append(t.hits, h)
+		t.up(len(t.hits) - 1)
+		return
+	}
+	if !better(h, t.hits[0]) {
+		return
+	}
+	t.hits[0] = h
+	t.down(0)
+}
+
+func (t *topK) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !better(t.hits[p], t.hits[i]) {
+			break
+		}
+		t.hits[p], t.hits[i] = t.hits[i], t.hits[p]
+		i = p
+	}
+}
+
+func (t *topK) down(i int) {
+	for {
+		w := i
+		for _, c := range []int{2*i + 1, 2*i + 2} {
+			if c < len(t.hits) && better(t.hits[w], t.hits[c]) {
+				w = c
+			}
+		}
+		if w == i {
+			return
+		}
+		t.hits[w], t.hits[i] = t.hits[i], t.hits[w]
+		i = w
+	}
+}
+
+// sorted returns the hits best first.
+func (t *topK) sorted() []hit {
+	out := slices.Clone(t.hits)
+	slices.SortFunc(out, func(x, y hit) int {
+		if better(x, y) {
+			return -1
+		}
+		if better(y, x) {
+			return 1
+		}
+		return 0
+	})
+	return out
 }
 
 // dfTokens are the tokens whose document frequency ranking needs: every term,

@@ -57,11 +57,16 @@ func newTool[In, Out any](def *mcp.Tool, need atrium.Role, h Handler[In, Out]) *
 		}
 		success = portable(out)
 	}
-	registered.OutputSchema = success
+	// The SDK is given no output schema: it would decode every result back from
+	// JSON to check it against the schema inferred from the very type it was
+	// encoded from — for read_page, most of the call's cost. Clients still see
+	// the schema (advertiseErrors lists Def), and tests check outputs against it.
+	registered.OutputSchema = nil
 	d.OutputSchema = withErrorBranch(success)
 	t := &Tool{Def: &d, Need: need}
 	t.add = func(s *Server, ms *mcp.Server, ws int64) {
-		mcp.AddTool(ms, &registered, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
+		mcp.AddTool(ms, &registered, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, result any, err error) {
+			var out Out
 			defer func() {
 				if p := recover(); p != nil {
 					s.log.Error("tool panicked", "tool", t.Def.Name, "panic", p, "stack", string(debug.Stack()))
@@ -144,7 +149,10 @@ var errorSchema = func() *jsonschema.Schema {
 // success would turn every tool error into a protocol error the model never
 // sees.
 func withErrorBranch(out *jsonschema.Schema) *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "object", AnyOf: []*jsonschema.Schema{out, errorSchema}}
+	// "#/$defs/…" references resolve from the root: the definitions move there.
+	success := *out
+	success.Defs = nil
+	return &jsonschema.Schema{Type: "object", Defs: out.Defs, AnyOf: []*jsonschema.Schema{&success, errorSchema}}
 }
 
 // advertiseErrors lists each tool with its whole output schema — success or

@@ -122,11 +122,23 @@ func (s scorer) score(t Term, counts [4]int) float64 {
 	if tf == 0 {
 		return 0
 	}
+	return idf(s.df(t), s.st.Docs) * tf * (k1 + 1) / (tf + k1)
+}
+
+// idf is the inverse document frequency of a term in df of docs documents.
+func idf(df, docs int) float64 {
 	// Stale statistics must not make the idf negative or undefined.
-	df := max(s.df(t), 0)
-	n := max(s.st.Docs, df)
-	idf := math.Log(1 + (float64(n-df)+0.5)/(float64(df)+0.5))
-	return idf * tf * (k1 + 1) / (tf + k1)
+	df = max(df, 0)
+	n := max(docs, df)
+	return math.Log(1 + (float64(n-df)+0.5)/(float64(df)+0.5))
+}
+
+// MaxScore is the most a word or prefix term found in df of docs documents
+// can add to any document's score: BM25 saturates term frequency, so no
+// document gets more than idf × (k1+1) from it. Top-k search uses it to stop
+// reading candidates that could no longer make the cut.
+func MaxScore(df, docs int) float64 {
+	return idf(df, docs) * (k1 + 1)
 }
 
 func countFields(fields [4][]string, t Term) [4]int {

@@ -101,28 +101,36 @@ func (tx *Tx) SearchCandidates(ctx context.Context, ws int64, m Match, f Candida
 	}
 	var q string
 	var args []any
-	if tx.db.engine == SQLite {
+	switch {
+	case tx.db.engine == SQLite && f.Prefix == "" && len(f.Tags) == 0 && f.IncludePrivate:
+		// The index alone answers: it holds the workspace too.
+		q = "SELECT rowid AS id FROM page_fts WHERE page_fts MATCH ?"
+		args = []any{m.ftsExpr(ws)}
+		if f.Limit > 0 {
+			q += " ORDER BY rowid LIMIT ?"
+			args = append(args, f.Limit)
+		}
+		return tx.ids(ctx, q, args...)
+	case tx.db.engine == SQLite:
 		q = "SELECT p.id FROM page_fts JOIN pages p ON p.id = page_fts.rowid WHERE page_fts MATCH ? AND p.workspace_id = ?"
 		args = []any{m.ftsExpr(ws), ws}
-	} else {
+	default:
 		q = "SELECT p.id FROM pages p WHERE p.workspace_id = ? AND p.tsv @@ ?::tsquery"
 		args = []any{ws, m.tsquery()}
 	}
-	cond, cargs := under("p.path_key", f.Prefix)
+	cond, cargs := filterSQL(f)
 	q += cond
 	args = append(args, cargs...)
-	if !f.IncludePrivate {
-		q += " AND p.access = 'public'"
-	}
-	for _, t := range f.Tags {
-		q += " AND EXISTS (SELECT 1 FROM page_tags t WHERE t.page_id = p.id AND t.tag_key = ?)"
-		args = append(args, t)
-	}
 	q += " ORDER BY p.id"
 	if f.Limit > 0 {
 		q += " LIMIT ?"
 		args = append(args, f.Limit)
 	}
+	return tx.ids(ctx, q, args...)
+}
+
+// ids runs a query of one ID column.
+func (tx *Tx) ids(ctx context.Context, q string, args ...any) ([]int64, error) {
 	rows, err := tx.query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("search candidates: %w", err)
@@ -137,6 +145,42 @@ func (tx *Tx) SearchCandidates(ctx context.Context, ws int64, m Match, f Candida
 		ids = append(ids, id)
 	}
 	return ids, rows.Err()
+}
+
+// CountCandidates counts the pages of workspace ws that m and f select.
+func (tx *Tx) CountCandidates(ctx context.Context, ws int64, m Match, f CandidateFilter) (int, error) {
+	if m.empty() {
+		return 0, nil
+	}
+	if err := validTokens(m); err != nil {
+		return 0, err
+	}
+	var q string
+	var args []any
+	if tx.db.engine == SQLite {
+		q = "SELECT COUNT(*) FROM page_fts JOIN pages p ON p.id = page_fts.rowid WHERE page_fts MATCH ? AND p.workspace_id = ?"
+		args = []any{m.ftsExpr(ws), ws}
+	} else {
+		q = "SELECT COUNT(*) FROM pages p WHERE p.workspace_id = ? AND p.tsv @@ ?::tsquery"
+		args = []any{ws, m.tsquery()}
+	}
+	cond, cargs := filterSQL(f)
+	var n int
+	err := tx.queryRow(ctx, q+cond, append(args, cargs...)...).Scan(&n)
+	return n, err
+}
+
+// filterSQL is the SQL of a candidate filter, on pages p.
+func filterSQL(f CandidateFilter) (string, []any) {
+	q, args := under("p.path_key", f.Prefix)
+	if !f.IncludePrivate {
+		q += " AND p.access = 'public'"
+	}
+	for _, t := range f.Tags {
+		q += " AND EXISTS (SELECT 1 FROM page_tags t WHERE t.page_id = p.id AND t.tag_key = ?)"
+		args = append(args, t)
+	}
+	return q, args
 }
 
 // DocFreq counts the pages of workspace ws holding token (a prefix when it

@@ -109,12 +109,33 @@ func sentence(r *rand.Rand) string {
 func words(r *rand.Rand, n int) string {
 	out := make([]string, n)
 	for k := range out {
-		// Squaring a uniform draw favours the front of the list.
+		// Powers of a uniform draw favour the front of a list: a few words
+		// are everywhere, most are rare — the shape of real prose.
 		f := r.Float64()
-		out[k] = vocab[int(f*f*float64(len(vocab)))]
+		if r.IntN(10) < 7 {
+			out[k] = vocab[int(f*f*float64(len(vocab)))]
+		} else {
+			out[k] = longTail[int(f*f*f*float64(len(longTail)))]
+		}
 	}
 	return strings.Join(out, " ")
 }
+
+// longTail is 20 000 made-up words, the rare vocabulary of a real vault
+// (names, jargon, typos) that makes most words occur in few pages.
+var longTail = func() []string {
+	syl := strings.Fields("ka lo ri ven to mar sel dun pi qua bre zo fin gal hu ter nox ply sta wum")
+	out := make([]string, 0, 20000)
+	for i := 0; len(out) < cap(out); i++ {
+		w, n := "", i
+		for range 2 + i%3 {
+			w += syl[n%len(syl)]
+			n /= len(syl)
+		}
+		out = append(out, w)
+	}
+	return out
+}()
 
 // vocab is ordered from common to rare.
 var vocab = strings.Fields(`the of and to in is that for it as with was on be by this are from or at an

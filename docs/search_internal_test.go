@@ -1,0 +1,76 @@
+package docs
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/identity"
+	"github.com/atrium-hq/atrium/internal/vaultgen"
+	"github.com/atrium-hq/atrium/search"
+	"github.com/atrium-hq/atrium/store"
+	"github.com/atrium-hq/atrium/store/storetest"
+)
+
+// Ranking a query word by word and stopping early must give exactly what
+// scoring every candidate gives.
+func TestRankByTermEqualsRankAll(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.MustOpen(t, store.SQLite, nil)
+	ids := identity.New(db, nil)
+	defer ids.Close()
+	if _, err := ids.Bootstrap(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	a, err := ids.LocalActor(ctx, "t", "", atrium.KindAgent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx = atrium.NewContextWithActor(ctx, a)
+	svc := New(db, nil)
+	err = vaultgen.Generate(3, 600, func(p vaultgen.Page) error {
+		_, err := svc.WritePage(ctx, WriteRequest{Path: p.Path, Content: p.Content})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, query := range []string{"storage migration review plan", "fortress moat", "arch* kubernetes", "note -design", vaultgen.Marker(100) + " database"} {
+		for _, k := range []int{1, 5, 40} {
+			q, err := search.ParseQuery(query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			words, ok := onlyOptionalWords(q)
+			if !ok {
+				t.Fatalf("%q is not a query of optional words", query)
+			}
+			var byTerm, all []hit
+			var totalByTerm, totalAll SearchResult
+			err = db.View(ctx, func(tx *store.Tx) error {
+				rk, err := newRanking(ctx, tx, a.Workspace.ID, q)
+				if err != nil {
+					return err
+				}
+				f := store.CandidateFilter{IncludePrivate: true}
+				t1, t2 := newTopK(k), newTopK(k)
+				if err := rk.rankByTerm(ctx, words, f, t1, &totalByTerm); err != nil {
+					return err
+				}
+				if err := rk.rankAll(ctx, f, t2, &totalAll); err != nil {
+					return err
+				}
+				byTerm, all = t1.sorted(), t2.sorted()
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(all, byTerm, cmp.AllowUnexported(hit{})); diff != "" || totalAll.Total != totalByTerm.Total {
+				t.Errorf("%q top %d: totals %d vs %d; (-all +byTerm):\n%s", query, k, totalAll.Total, totalByTerm.Total, diff)
+			}
+		}
+	}
+}

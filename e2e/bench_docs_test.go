@@ -1,0 +1,182 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/identity"
+	"github.com/atrium-hq/atrium/internal/vaultgen"
+	"github.com/atrium-hq/atrium/store"
+)
+
+// The docs benchmarks run against a generated vault (internal/vaultgen) of
+// 10k and 100k pages, built once and cached in the temp folder:
+//
+//	make bench    (or: go test ./e2e -run '^$' -bench Docs -benchtime 2000x)
+//
+// ATRIUM_BENCH_PAGES=10000 limits the sizes. Figures are reported, never asserted.
+
+const benchSeed = 42
+
+func benchSizes() []int {
+	v := os.Getenv("ATRIUM_BENCH_PAGES")
+	if v == "" {
+		v = "10000,100000"
+	}
+	var out []int
+	for f := range strings.SplitSeq(v, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// benchVault returns the data folder of a store holding the vault of n pages,
+// building it on first use.
+func benchVault(b *testing.B, n int) string {
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("atrium-bench-v4-seed%d-n%d", benchSeed, n))
+	if _, err := os.Stat(filepath.Join(dir, "ready")); err == nil {
+		return dir
+	}
+	os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(dir, "atrium.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	ids := identity.New(db, nil)
+	defer ids.Close()
+	if _, err := ids.Bootstrap(ctx, false); err != nil {
+		b.Fatal(err)
+	}
+	actor, err := ids.LocalActor(ctx, "bench", "", atrium.KindAgent)
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	files := func(yield func(docs.File) bool) {
+		for i := range n {
+			p := vaultgen.PageAt(benchSeed, n, i)
+			if !yield(docs.File{Path: p.Path, Content: p.Content}) {
+				return
+			}
+		}
+	}
+	res, err := docs.New(db, nil).Import(atrium.NewContextWithActor(ctx, actor), iter.Seq[docs.File](files), docs.ImportOptions{})
+	if err != nil || res.Created != n {
+		b.Fatalf("build vault: %+v %v", res, err)
+	}
+	b.Logf("built a vault of %d pages in %s (cached in %s)", n, time.Since(start).Round(time.Millisecond), dir)
+	if err := os.WriteFile(filepath.Join(dir, "ready"), nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
+// benchCall is benchCalls with arguments.
+func benchCall(b *testing.B, cs *mcp.ClientSession, tool string, args map[string]any) {
+	ctx := context.Background()
+	params := &mcp.CallToolParams{Name: tool, Arguments: args}
+	for range 20 {
+		if _, err := cs.CallTool(ctx, params); err != nil {
+			b.Fatal(err)
+		}
+	}
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		res, err := cs.CallTool(ctx, params)
+		lat = append(lat, time.Since(t0))
+		if err != nil || res.IsError {
+			b.Fatalf("%s: %v %+v", tool, err, res)
+		}
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// peakRSS reads a process's peak resident set (VmHWM) in MiB.
+func peakRSS(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}
+
+func BenchmarkDocs(b *testing.B) {
+	for _, n := range benchSizes() {
+		dir := benchVault(b, n)
+		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) {
+			cmd := exec.Command(binary, "--data-dir", dir, "mcp")
+			cmd.Env = append(cleanEnv(), "ATRIUM_AGENT=bench")
+			cs := stdioSession(b, cmd)
+			marker := vaultgen.Marker(1000) // in 0.1% of the pages
+			b.Run("whoami", func(b *testing.B) { benchCall(b, cs, "whoami", nil) })
+			b.Run("read_page", func(b *testing.B) {
+				benchCall(b, cs, "read_page", map[string]any{"path": vaultgen.PathAt(n, n/2)})
+			})
+			b.Run("search_pages/0.1%", func(b *testing.B) {
+				benchCall(b, cs, "search_pages", map[string]any{"query": marker})
+			})
+			b.Run("search_pages/question", func(b *testing.B) {
+				benchCall(b, cs, "search_pages", map[string]any{"query": "how do we plan the storage migration review"})
+			})
+			b.Run("list_pages", func(b *testing.B) {
+				benchCall(b, cs, "list_pages", map[string]any{"path": "Projects", "include_private": true})
+			})
+			b.Run("peak-rss", func(b *testing.B) {
+				for range b.N {
+				}
+				b.ReportMetric(peakRSS(cmd.Process.Pid), "peak-RSS-MiB")
+			})
+		})
+		// Cold start: a new `atrium mcp` process, to a complete tools/list.
+		b.Run(fmt.Sprintf("pages=%d/cold-start-to-tools-list", n), func(b *testing.B) {
+			lat := make([]time.Duration, 0, b.N)
+			for range b.N {
+				t0 := time.Now()
+				cmd := exec.Command(binary, "--data-dir", dir, "mcp")
+				cmd.Env = append(cleanEnv(), "ATRIUM_AGENT=bench")
+				cs, err := newClient().Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := cs.ListTools(context.Background(), nil); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+				cs.Close()
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+		})
+	}
+}

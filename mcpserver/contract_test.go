@@ -1,0 +1,111 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/identity"
+	"github.com/atrium-hq/atrium/mcpserver"
+	"github.com/atrium-hq/atrium/store"
+	"github.com/atrium-hq/atrium/store/storetest"
+)
+
+// Every tool's answers — successes and failures — match the output schema
+// it lists, as clients that validate them (the TypeScript SDK) require. The
+// SDK does not check results itself (see newTool), so this test does.
+func TestResultsMatchListedSchemas(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.MustOpen(t, store.SQLite, nil)
+	ids := identity.New(db, nil)
+	defer ids.Close()
+	if _, err := ids.Bootstrap(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	a, err := ids.LocalActor(ctx, "contract", "", atrium.KindAgent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mcpserver.New(mcpserver.Config{Actor: a, Docs: docs.New(db, nil), LocalFiles: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cs := connectInMemory(t, srv.ForWorkspace(a.Workspace))
+	schemas := map[string]*jsonschema.Resolved{}
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(tool.OutputSchema)
+		var s jsonschema.Schema
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatalf("%s: output schema: %v", tool.Name, err)
+		}
+		r, err := s.Resolve(nil)
+		if err != nil {
+			t.Fatalf("%s: resolve output schema: %v", tool.Name, err)
+		}
+		schemas[tool.Name] = r
+	}
+	page := "---\ntitle: Alpha\ntags: [x]\naccess: public\n---\n# Alpha\n\n## Part\n\nSee [[Beta]] and [b](Beta.md).\n"
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"whoami", nil},
+		{"write_page", map[string]any{"path": "Alpha.md", "content": page}},
+		{"write_page", map[string]any{"path": "Beta.md", "content": "# Beta\n\n[[Alpha]]"}},
+		{"write_page", map[string]any{"path": "Alpha.md", "content": "conflict"}},
+		{"read_page", map[string]any{"path": "Alpha.md"}},
+		{"read_page", map[string]any{"path": "Alpha.md", "section": "Part"}},
+		{"read_page", map[string]any{"path": "Missing.md"}},
+		{"edit_page", map[string]any{"path": "Alpha.md", "operations": []map[string]any{{"op": "append", "text": "more"}, {"op": "set_frontmatter", "frontmatter": map[string]any{"status": "draft"}}}}},
+		{"edit_page", map[string]any{"path": "Alpha.md", "operations": []map[string]any{{"op": "replace_section", "section": "Nope", "content": "x"}}}},
+		{"create_page", map[string]any{"title": "Gamma", "parent_path": "Folder", "icon": "🚀"}},
+		{"list_pages", map[string]any{"depth": 3, "include_private": true, "include_content": true}},
+		{"list_pages", nil},
+		{"get_tree", map[string]any{"include_metadata": true}},
+		{"get_tree", nil},
+		{"search_pages", map[string]any{"query": "alpha beta"}},
+		{"search_pages", map[string]any{"query": "nothing-matches-this"}},
+		{"get_page_links", map[string]any{"path": "Alpha.md"}},
+		{"add_attachment", map[string]any{"page_path": "Alpha.md", "file_name": "a.png", "content_base64": "iVBORw0KGgo="}},
+		{"list_page_revisions", map[string]any{"path": "Alpha.md"}},
+		{"restore_page_revision", map[string]any{"path": "Alpha.md", "revision": 1}},
+		{"move_page", map[string]any{"source_path": "Beta.md", "destination_path": "Archive/Beta.md"}},
+		{"move_page", map[string]any{"source_path": "Folder", "destination_path": "Archive"}},
+		{"delete_page", map[string]any{"path": "Archive/Beta.md"}},
+		{"delete_page", map[string]any{"path": "Archive/Beta.md"}},
+	}
+	called := map[string]bool{}
+	for _, c := range calls {
+		args := c.args
+		if args == nil {
+			args = map[string]any{}
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", c.tool, err)
+		}
+		called[c.tool] = true
+		b, _ := json.Marshal(res.StructuredContent)
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatalf("%s: structured content: %v", c.tool, err)
+		}
+		if err := schemas[c.tool].Validate(v); err != nil {
+			t.Errorf("%s %v: result does not match its output schema: %v\n%s", c.tool, args, err, b)
+		}
+	}
+	for name := range schemas {
+		if !called[name] {
+			t.Errorf("tool %s has no contract case", name)
+		}
+	}
+}
