@@ -51,7 +51,7 @@ func normalize(p, what string) (string, error) {
 		return "", atrium.Errorf(atrium.EInvalid, "invalid %s %q: not valid UTF-8", what, orig)
 	}
 	p = strings.ReplaceAll(p, `\`, "/")
-	if strings.HasPrefix(p, "/") || len(p) > 1 && p[1] == ':' {
+	if strings.HasPrefix(p, "/") || isDrive(p) {
 		return "", atrium.Errorf(atrium.EInvalid, "invalid %s %q: paths are relative to the workspace, e.g. Projects/Alpha.md", what, orig)
 	}
 	var segs []string
@@ -75,6 +75,11 @@ func normalize(p, what string) (string, error) {
 		return "", atrium.Errorf(atrium.EInvalid, "invalid %s: longer than %d bytes", what, maxPathBytes)
 	}
 	return clean, nil
+}
+
+// isDrive reports a Windows drive path (C:/…).
+func isDrive(p string) bool {
+	return len(p) >= 2 && p[1] == ':' && ('a' <= p[0]|0x20 && p[0]|0x20 <= 'z') && (len(p) == 2 || p[2] == '/')
 }
 
 // checkSegment says what is wrong with one path segment, or "".

@@ -17,7 +17,7 @@ import (
 )
 
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	db    *store.DB
 	docs  *docs.Service
 	ids   *identity.Service
@@ -27,7 +27,7 @@ type env struct {
 	debnc time.Duration
 }
 
-func newEnv(t *testing.T, e store.Engine) *env {
+func newEnv(t testing.TB, e store.Engine) *env {
 	t.Helper()
 	db := storetest.MustOpen(t, e, &store.Options{EventPoll: 20 * time.Millisecond})
 	ids := identity.New(db, nil)

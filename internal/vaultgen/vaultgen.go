@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 )
 
 // A Page is one generated file.
@@ -115,15 +116,18 @@ func words(r *rand.Rand, n int) string {
 		if r.IntN(10) < 7 {
 			out[k] = vocab[int(f*f*float64(len(vocab)))]
 		} else {
-			out[k] = longTail[int(f*f*f*float64(len(longTail)))]
+			tail := longTailWords()
+			out[k] = tail[int(f*f*f*float64(len(tail)))]
 		}
 	}
 	return strings.Join(out, " ")
 }
 
 // longTail is 20 000 made-up words, the rare vocabulary of a real vault
-// (names, jargon, typos) that makes most words occur in few pages.
-var longTail = func() []string {
+// (names, jargon, typos) that makes most words occur in few pages. Built on
+// first use: the atrium binary links this package for gen-vault, and every
+// start should not pay for it.
+var longTailWords = sync.OnceValue(func() []string {
 	syl := strings.Fields("ka lo ri ven to mar sel dun pi qua bre zo fin gal hu ter nox ply sta wum")
 	out := make([]string, 0, 20000)
 	for i := 0; len(out) < cap(out); i++ {
@@ -135,7 +139,7 @@ var longTail = func() []string {
 		out = append(out, w)
 	}
 	return out
-}()
+})
 
 // vocab is ordered from common to rare.
 var vocab = strings.Fields(`the of and to in is that for it as with was on be by this are from or at an
