@@ -423,11 +423,18 @@ func (m *Mirror) pageToFile(rel string) {
 		m.log.Warn("read file", "path", p.Path, "err", err)
 		return
 	}
-	if exists && hashBytes(cur) == p.ContentHash {
+	st, synced := m.state(p.Path)
+	switch {
+	case !exists:
+	case hashBytes(cur) == p.ContentHash:
 		m.setState(p.Path, p.ContentHash, p.Revision)
 		return
-	}
-	if st, ok := m.state(p.Path); exists && (!ok || hashBytes(cur) != st.Hash) {
+	case synced && st.Revision == p.Revision && st.Hash == p.ContentHash:
+		// The store has nothing the folder has not seen (the echo of the
+		// mirror's own write): the file's newer edit is on its way to the
+		// store and is no conflict.
+		return
+	case !synced || hashBytes(cur) != st.Hash:
 		m.conflict(p.Path, cur) // the folder changed too: keep its version
 	}
 	m.writePage(p)

@@ -2,6 +2,7 @@ package mirror_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -302,5 +303,26 @@ func TestSymlinksNeverLeadOut(t *testing.T) {
 	entries, _ := os.ReadDir(outside)
 	if len(entries) != 1 {
 		t.Fatalf("outside folder now holds %d files", len(entries))
+	}
+}
+
+// Saving a file again while the mirror's previous write is still echoing back
+// from the store is no conflict: the store never had anything the folder had
+// not seen.
+func TestRapidSavesAreNoConflict(t *testing.T) {
+	v := newEnv(t, store.SQLite)
+	v.debnc = 30 * time.Millisecond
+	v.start()
+	for i := range 30 {
+		v.writeFile("Draft.md", fmt.Sprintf("draft %d", i))
+		time.Sleep(time.Duration(10+i%4*15) * time.Millisecond)
+	}
+	v.eventually("last save in the store", func() bool { p, _ := v.page("Draft.md"); return p.Content == "draft 29" })
+	time.Sleep(200 * time.Millisecond)
+	if c := v.m.Conflicts(); len(c) != 0 {
+		t.Fatalf("rapid saves produced conflicts: %+v", c)
+	}
+	if f, _ := v.file("Draft.md"); f != "draft 29" {
+		t.Fatalf("file = %q", f)
 	}
 }
