@@ -58,6 +58,7 @@ func (s *Service) Import(ctx context.Context, files iter.Seq[File], opts ImportO
 	type item struct {
 		path, content string
 		pc            *parsed
+		idx           store.PageIndex
 		err           error
 	}
 	in := make(chan File, 256)
@@ -69,6 +70,9 @@ func (s *Service) Import(ctx context.Context, files iter.Seq[File], opts ImportO
 				it := item{content: f.Content}
 				if it.path, it.err = NormalizePath(f.Path); it.err == nil {
 					it.pc, it.err = parse(it.path, f.Content)
+				}
+				if it.err == nil {
+					it.idx = it.pc.index(it.path)
 				}
 				if it.err != nil {
 					it.path = f.Path
@@ -100,39 +104,46 @@ func (s *Service) Import(ctx context.Context, files iter.Seq[File], opts ImportO
 		if len(batch) == 0 {
 			return nil
 		}
+		// Counted apart and added only once the batch commits: a batch that
+		// rolls back (an interrupted import) wrote nothing.
+		var created, updated, unchanged int
 		err := s.db.Update(ctx, func(tx *store.Tx) error {
+			created, updated, unchanged = 0, 0, 0
 			for _, it := range batch {
 				cur, err := tx.PageByPath(ctx, a.Workspace.ID, it.path)
 				switch {
 				case atrium.ErrorCode(err) == atrium.ENotFound:
 					p := atrium.Page{WorkspaceID: a.Workspace.ID, Path: it.path}
 					it.pc.apply(&p, it.content)
-					if err := tx.InsertPage(ctx, &p, it.pc.index(it.path), a.Principal.ID); err != nil {
+					if err := tx.InsertPage(ctx, &p, it.idx, a.Principal.ID); err != nil {
 						return err
 					}
 					if err := s.emit(ctx, tx, a, EventPageCreated, p, ""); err != nil {
 						return err
 					}
-					res.Created++
+					created++
 				case err != nil:
 					return err
 				case cur.ContentHash == contentHash(it.content):
-					res.Unchanged++
+					unchanged++
 				default:
 					it.pc.apply(&cur, it.content)
 					cur.Path = it.path
-					if err := tx.UpdatePage(ctx, &cur, it.pc.index(it.path), a.Principal.ID); err != nil {
+					if err := tx.UpdatePage(ctx, &cur, it.idx, a.Principal.ID); err != nil {
 						return err
 					}
 					if err := s.emit(ctx, tx, a, EventPageUpdated, cur, ""); err != nil {
 						return err
 					}
-					res.Updated++
+					updated++
 				}
 			}
 			return nil
 		})
 		batch = batch[:0]
+		if err == nil {
+			res.Created, res.Updated, res.Unchanged = res.Created+created, res.Updated+updated, res.Unchanged+unchanged
+		}
 		return err
 	}
 	done := 0

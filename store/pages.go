@@ -239,6 +239,9 @@ func (tx *Tx) DeletePage(ctx context.Context, p atrium.Page) error {
 		return err
 	}
 	if tx.db.engine == SQLite {
+		if err := tx.flushFTS(ctx); err != nil {
+			return err
+		}
 		if _, err := tx.exec(ctx, "DELETE FROM page_fts WHERE rowid = ?", p.ID); err != nil {
 			return err
 		}
@@ -301,12 +304,10 @@ func (tx *Tx) writeIndex(ctx context.Context, p *atrium.Page, idx PageIndex, rep
 	switch tx.db.engine {
 	case SQLite:
 		if replace {
-			if _, err := tx.exec(ctx, "DELETE FROM page_fts WHERE rowid = ?", p.ID); err != nil {
-				return err
-			}
+			tx.fts = append(tx.fts, ftsOp{"DELETE FROM page_fts WHERE rowid = ?", []any{p.ID}})
 		}
-		_, err := tx.exec(ctx, "INSERT INTO page_fts (rowid, ws, tokens) VALUES (?, ?, ?)", p.ID, wsToken(p.WorkspaceID), strings.Join(tokens, " "))
-		return err
+		tx.fts = append(tx.fts, ftsOp{"INSERT INTO page_fts (rowid, ws, tokens) VALUES (?, ?, ?)", []any{p.ID, wsToken(p.WorkspaceID), strings.Join(tokens, " ")}})
+		return nil
 	default:
 		_, err := tx.exec(ctx, "UPDATE pages SET tsv = array_to_tsvector(?::text[]) WHERE id = ?", tokens, p.ID)
 		return err

@@ -230,6 +230,9 @@ func (db *DB) Update(ctx context.Context, fn func(*Tx) error) (err error) {
 	if err := fn(tx); err != nil {
 		return err
 	}
+	if err := tx.flushFTS(ctx); err != nil {
+		return err
+	}
 	if err := sqltx.Commit(); err != nil {
 		return db.wrapBusy(fmt.Errorf("commit: %w", err))
 	}
@@ -278,6 +281,25 @@ type Tx struct {
 	now    time.Time
 	write  bool
 	events []atrium.Event
+	local  map[string]*sql.Stmt // SQLite write statements, prepared once per transaction
+	fts    []ftsOp              // SQLite full-text writes, run last (see writeIndex)
+}
+
+type ftsOp struct {
+	q    string
+	args []any
+}
+
+// flushFTS runs the queued full-text writes.
+func (tx *Tx) flushFTS(ctx context.Context) error {
+	ops := tx.fts
+	tx.fts = nil
+	for _, op := range ops {
+		if _, err := tx.exec(ctx, op.q, op.args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Now is the time of this transaction: every row it writes carries the same one.
@@ -336,6 +358,20 @@ func (tx *Tx) plain() querier {
 // connection, so preparing beside them would wait forever; pgx caches
 // statements itself.
 func (tx *Tx) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	if tx.db.engine == SQLite && tx.write && tx.tx != nil {
+		if st := tx.local[q]; st != nil {
+			return st, nil
+		}
+		st, err := tx.tx.PrepareContext(ctx, tx.db.rebind(q))
+		if err != nil {
+			return nil, err
+		}
+		if tx.local == nil {
+			tx.local = map[string]*sql.Stmt{}
+		}
+		tx.local[q] = st
+		return st, nil
+	}
 	if tx.db.engine != SQLite || tx.pool != tx.db.r {
 		return nil, nil
 	}

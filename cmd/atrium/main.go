@@ -77,6 +77,7 @@ Start it with 'atrium serve'; connect an agent with 'atrium mcp'.`,
 	root.AddCommand(
 		newServeCmd(g), newMCPCmd(g), newCallCmd(g), newToolsCmd(g),
 		newTokenCmd(g), newWorkspaceCmd(g), newMigrateCmd(g), newVersionCmd(g),
+		newImportCmd(g), newExportCmd(g), newDevCmd(g),
 	)
 	return root
 }
