@@ -39,6 +39,30 @@ type Service struct {
 	log *slog.Logger
 	// MaxAttachmentBytes bounds one attachment (stored in the database).
 	MaxAttachmentBytes int64
+	hooks              []Hook
+}
+
+// A Change is one page written, moved or deleted, as hooks see it.
+type Change struct {
+	Kind string // EventPageCreated, EventPageUpdated, EventPageMoved or EventPageDeleted
+	Page atrium.Page
+	From string // EventPageMoved: the old path
+}
+
+// A Hook runs inside the transaction of every page change, so that what
+// depends on pages (review anchors) changes with them or not at all.
+type Hook func(ctx context.Context, tx *store.Tx, actor *atrium.Actor, c Change) error
+
+// OnChange adds a hook. Call it before serving.
+func (s *Service) OnChange(h Hook) { s.hooks = append(s.hooks, h) }
+
+func (s *Service) changed(ctx context.Context, tx *store.Tx, a *atrium.Actor, c Change) error {
+	for _, h := range s.hooks {
+		if err := h(ctx, tx, a, c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // New returns the docs service over db.
@@ -87,7 +111,11 @@ func visible(p atrium.Page, member bool) error {
 	return atrium.Errorf(atrium.ENotFound, "Page not found at path: %s", p.Path)
 }
 
+// emit records a page change: its event, and what the hooks derive from it.
 func (s *Service) emit(ctx context.Context, tx *store.Tx, a *atrium.Actor, kind string, p atrium.Page, from string) error {
+	if err := s.changed(ctx, tx, a, Change{Kind: kind, Page: p, From: from}); err != nil {
+		return err
+	}
 	return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, kind, p.Path, PageEvent{Path: p.Path, PageID: p.UID, Revision: p.Revision, From: from, Origin: originOf(ctx)})
 }
 

@@ -37,6 +37,9 @@ func (s *Service) DeletePage(ctx context.Context, path string) (DeleteResult, er
 		if err := tx.DeletePage(ctx, p); err != nil {
 			return err
 		}
+		if err := s.changed(ctx, tx, a, Change{Kind: EventPageDeleted, Page: p}); err != nil {
+			return err
+		}
 		res = DeleteResult{Page: p, Attachments: len(atts)}
 		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, EventPageDeleted, p.Path, struct {
 			PageEvent
