@@ -1,0 +1,245 @@
+package review
+
+import (
+	"strings"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/markdown"
+	"github.com/atrium-hq/atrium/search"
+)
+
+// Anchoring: an annotation points at a section of a page by heading path, and
+// optionally at a quote in it. Quotes are found again after edits by their
+// exact text first (the occurrence whose surroundings and position match
+// best), then by the closest match within the section.
+
+// contextLen is how much text before and after a quote is kept to tell its
+// occurrences apart.
+const contextLen = 32
+
+// minSimilarity is how much of a quote's words a stretch of the section must
+// share to stand for it after an edit.
+const minSimilarity = 0.6
+
+// anchor is where an annotation sits in a page body.
+type anchor struct {
+	section  string // full heading path, "" for the whole page
+	quote    *atrium.Quote
+	offset   int // of the quote in the body, -1 without one
+	orphaned bool
+}
+
+// sectionPath is the canonical form of a heading's path.
+func sectionPath(h markdown.Heading) string { return strings.Join(h.Path, " > ") }
+
+// sectionAt is the innermost section holding byte offset off, "" when it
+// comes before every heading.
+func sectionAt(doc *markdown.Doc, off int) string {
+	best := -1
+	for i, h := range doc.Headings {
+		if h.Start <= off && off < h.End && (best < 0 || h.Start >= doc.Headings[best].Start) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	return sectionPath(doc.Headings[best])
+}
+
+// span is the byte range of a section ("" the whole body).
+func span(doc *markdown.Doc, body, section string) (start, end int, err error) {
+	if section == "" {
+		return 0, len(body), nil
+	}
+	h, err := doc.Section(section)
+	if err != nil {
+		return 0, 0, err
+	}
+	return h.Start, h.End, nil
+}
+
+// quoteAt builds the quote of body[start:end] with its surroundings.
+func quoteAt(body string, start, end int) *atrium.Quote {
+	ps := max(0, start-contextLen)
+	for ps > 0 && !runeStart(body, ps) {
+		ps--
+	}
+	se := min(len(body), end+contextLen)
+	for se < len(body) && !runeStart(body, se) {
+		se++
+	}
+	return &atrium.Quote{Exact: body[start:end], Prefix: body[ps:start], Suffix: body[end:se]}
+}
+
+func runeStart(s string, i int) bool { return i >= len(s) || s[i]&0xC0 != 0x80 }
+
+// findExact returns the offset of the occurrence of q.Exact in body[start:end]
+// whose surroundings match q best, nearest to hint on ties; -1 if none.
+func findExact(body string, start, end int, q *atrium.Quote, hint int) int {
+	best, bestScore, bestDist := -1, -1, 0
+	region := body[start:end]
+	for i := 0; ; {
+		j := strings.Index(region[i:], q.Exact)
+		if j < 0 {
+			break
+		}
+		off := start + i + j
+		score := commonSuffix(body[:off], q.Prefix) + commonPrefix(body[off+len(q.Exact):], q.Suffix)
+		dist := off - hint
+		if dist < 0 {
+			dist = -dist
+		}
+		if score > bestScore || score == bestScore && dist < bestDist {
+			best, bestScore, bestDist = off, score, dist
+		}
+		i += j + max(1, len(q.Exact))
+		if i >= len(region) {
+			break
+		}
+	}
+	return best
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+func commonSuffix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[len(a)-1-n] == b[len(b)-1-n] {
+		n++
+	}
+	return n
+}
+
+// findClosest finds the stretch of body[start:end] most like q.Exact, word
+// for word, when its exact text is gone: the quote was edited. It returns the
+// byte range, or ok false when nothing shares enough of its words.
+func findClosest(body string, start, end int, q *atrium.Quote) (int, int, bool) {
+	want := search.Tokenize(q.Exact)
+	if len(want) == 0 {
+		return 0, 0, false
+	}
+	need := map[string]int{}
+	for _, t := range want {
+		need[t]++
+	}
+	type tok struct {
+		text       string
+		start, end int
+	}
+	var toks []tok
+	search.TokenizeFunc(body[start:end], func(t string, s, e int) { toks = append(toks, tok{t, start + s, start + e}) })
+	bestScore, bs, be := 0.0, 0, 0
+	for _, width := range []int{len(want), len(want) - 1, len(want) + 1, len(want) - 2, len(want) + 2} {
+		if width <= 0 || width > len(toks) {
+			continue
+		}
+		for i := 0; i+width <= len(toks); i++ {
+			have := map[string]int{}
+			shared := 0
+			for _, t := range toks[i : i+width] {
+				have[t.text]++
+				if have[t.text] <= need[t.text] {
+					shared++
+				}
+			}
+			score := float64(shared) / float64(max(width, len(want)))
+			if score > bestScore {
+				bestScore, bs, be = score, toks[i].start, toks[i+width-1].end
+			}
+		}
+	}
+	if bestScore < minSimilarity {
+		return 0, 0, false
+	}
+	return bs, be, true
+}
+
+// locate anchors a new annotation: the section must exist, and so must the
+// quote in it. A quote without a section takes the section it is in.
+func locate(doc *markdown.Doc, body, section string, q *atrium.Quote) (anchor, error) {
+	a := anchor{offset: -1}
+	start, end, err := span(doc, body, section)
+	if err != nil {
+		return a, err
+	}
+	if section != "" {
+		h, _ := doc.Section(section)
+		a.section = sectionPath(h)
+	}
+	if q == nil || q.Exact == "" {
+		return a, nil
+	}
+	off := findExact(body, start, end, q, start)
+	if off < 0 {
+		where := "the page"
+		if a.section != "" {
+			where = "section " + a.section
+		}
+		return a, atrium.Errorf(atrium.EInvalid, "quote not found in %s: %q (quote text exactly as it appears)", where, clip(q.Exact))
+	}
+	a.offset = off
+	a.quote = quoteAt(body, off, off+len(q.Exact))
+	if a.section == "" {
+		a.section = sectionAt(doc, off)
+	}
+	return a, nil
+}
+
+// relocate anchors an existing annotation again in a changed page.
+func relocate(doc *markdown.Doc, body string, ann atrium.Annotation) anchor {
+	a := anchor{section: ann.Section, quote: ann.Quote, offset: ann.QuoteOffset}
+	if ann.Quote == nil || ann.Quote.Exact == "" {
+		if ann.Section == "" {
+			return a
+		}
+		if h, err := doc.Section(ann.Section); err == nil {
+			a.section = sectionPath(h)
+			return a
+		}
+		a.orphaned = true
+		return a
+	}
+	hint := max(ann.QuoteOffset, 0)
+	// The exact text, preferably still in its section, else anywhere.
+	if start, end, err := span(doc, body, ann.Section); err == nil {
+		section := ""
+		if ann.Section != "" {
+			h, _ := doc.Section(ann.Section)
+			section = sectionPath(h)
+		}
+		if off := findExact(body, start, end, ann.Quote, hint); off >= 0 {
+			return anchor{section: section, quote: quoteAt(body, off, off+len(ann.Quote.Exact)), offset: off}
+		}
+		// Edited in place: the closest stretch of the section.
+		if s, e, ok := findClosest(body, start, end, ann.Quote); ok {
+			return anchor{section: section, quote: quoteAt(body, s, e), offset: s}
+		}
+	}
+	if off := findExact(body, 0, len(body), ann.Quote, hint); off >= 0 {
+		return anchorAt(doc, body, off, off+len(ann.Quote.Exact))
+	}
+	a.orphaned = true
+	return a
+}
+
+func anchorAt(doc *markdown.Doc, body string, start, end int) anchor {
+	return anchor{section: sectionAt(doc, start), quote: quoteAt(body, start, end), offset: start}
+}
+
+func clip(s string) string {
+	if len(s) <= 60 {
+		return s
+	}
+	i := 57
+	for i > 0 && !runeStart(s, i) {
+		i--
+	}
+	return s[:i] + "..."
+}

@@ -1,0 +1,129 @@
+package review_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/review"
+	"github.com/atrium-hq/atrium/store"
+	"github.com/atrium-hq/atrium/store/storetest"
+)
+
+func (v *env) get(id string) atrium.Annotation {
+	v.t.Helper()
+	th, err := v.rev.Get(v.admin, id)
+	if err != nil {
+		v.t.Fatalf("get %s: %v", id, err)
+	}
+	return th.Annotation
+}
+
+func (v *env) rewrite(path, content string) {
+	v.t.Helper()
+	if _, err := v.docs.WritePage(v.dan, docs.WriteRequest{Path: path, Content: content, Overwrite: true}); err != nil {
+		v.t.Fatal(err)
+	}
+}
+
+func TestReanchoringAfterEdits(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := newEnv(t, e)
+		quoted := v.create(v.dan, review.CreateRequest{DocPath: "Docs/Design.md", Section: "Storage", Content: "why both?", Quote: &atrium.Quote{Exact: "PostgreSQL to scale"}, Status: atrium.StatusSubmitted})
+		sectioned := v.create(v.dan, review.CreateRequest{DocPath: "Docs/Design.md", Section: "Search", Content: "more detail", Status: atrium.StatusSubmitted})
+		edited := v.create(v.dan, review.CreateRequest{DocPath: "Docs/Design.md", Section: "Storage", Content: "nice", Quote: &atrium.Quote{Exact: "We use SQLite for the embedded store"}, Status: atrium.StatusSubmitted})
+		reply := v.create(v.clay, review.CreateRequest{ParentID: quoted.UID, Content: "Because scale."})
+
+		// Text inserted before the quote: it is found again, offset moved.
+		v.rewrite("Docs/Design.md", strings.Replace(design, "## Storage\n\n", "## Storage\n\nA new first paragraph.\n\n", 1))
+		a := v.get(quoted.UID)
+		if a.Orphaned || a.Section != "Design > Storage" || a.Quote.Exact != "PostgreSQL to scale" {
+			t.Fatalf("after insert: %+v", a)
+		}
+
+		// The heading renamed and the quote moved to another section: the
+		// quote wins, the section follows it.
+		moved := strings.Replace(design, "## Storage", "## Persistence", 1)
+		moved = strings.Replace(moved, " and PostgreSQL to scale.", ".", 1)
+		moved = strings.Replace(moved, "Ranking is BM25.", "Ranking is BM25. We add PostgreSQL to scale later.", 1)
+		v.rewrite("Docs/Design.md", moved)
+		a = v.get(quoted.UID)
+		if a.Orphaned || a.Section != "Design > Search" {
+			t.Fatalf("after the quote moved: %+v", a)
+		}
+		if r := v.get(reply.UID); r.Section != a.Section || r.Orphaned {
+			t.Errorf("the reply did not follow its thread: %+v", r)
+		}
+		// The quote edited in place: the closest match in its section.
+		b := v.get(edited.UID)
+		if b.Orphaned {
+			t.Fatalf("edited quote lost its section rename: %+v", b)
+		}
+		v.rewrite("Docs/Design.md", strings.Replace(moved, "We use SQLite for the embedded store", "We use SQLite for the small embedded store", 1))
+		b = v.get(edited.UID)
+		if b.Orphaned || !strings.Contains(b.Quote.Exact, "small embedded") {
+			t.Fatalf("closest match: %+v", b.Quote)
+		}
+		// The quote gone: orphaned, still listed.
+		v.rewrite("Docs/Design.md", "---\ntitle: Design\n---\n# Design\n\n## Search\n\nNothing else.\n")
+		if a := v.get(quoted.UID); !a.Orphaned {
+			t.Fatalf("the quote is gone but the annotation is not orphaned: %+v", a)
+		}
+		if b := v.get(edited.UID); !b.Orphaned {
+			t.Fatalf("edited's section is gone: %+v", b)
+		}
+		if s := v.get(sectioned.UID); s.Orphaned {
+			t.Fatalf("its section still exists: %+v", s)
+		}
+		list, err := v.rev.List(v.dan, review.ListRequest{DocPath: "Docs/Design.md"})
+		if err != nil || len(list.Annotations) != 4 {
+			t.Fatalf("orphans must stay listed: %d, %v", len(list.Annotations), err)
+		}
+		// The text comes back: so does the anchor.
+		v.rewrite("Docs/Design.md", design)
+		if a := v.get(quoted.UID); a.Orphaned || a.Section != "Design > Storage" {
+			t.Fatalf("back again: %+v", a)
+		}
+	})
+}
+
+func TestThreadsFollowTheirPage(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := newEnv(t, e)
+		a := v.create(v.dan, review.CreateRequest{DocPath: "Docs/Design.md", Section: "Storage", Content: "c", Status: atrium.StatusSubmitted})
+		sub := v.create(v.dan, review.CreateRequest{DocPath: "Docs/Design.md", Content: "d"})
+		rv, err := v.rev.Submit(v.dan, review.SubmitRequest{DocPath: "Docs/Design.md"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := v.docs.MovePage(v.dan, "Docs/Design.md", "Archive/Design 2026.md"); err != nil {
+			t.Fatal(err)
+		}
+		if got := v.get(a.UID); got.DocPath != "Archive/Design 2026.md" || got.Orphaned {
+			t.Fatalf("after move: %+v", got)
+		}
+		if got := v.get(sub.UID); got.DocPath != "Archive/Design 2026.md" {
+			t.Fatalf("after move: %+v", got)
+		}
+		rvs, err := v.rev.ListReviews(v.dan, "Archive/Design 2026.md", "", "", 0)
+		if err != nil || len(rvs.Reviews) != 1 || rvs.Reviews[0].UID != rv.Review.UID {
+			t.Fatalf("reviews did not move: %+v %v", rvs, err)
+		}
+		// Deleted: orphaned, not dropped; the page back: anchored again.
+		if _, err := v.docs.DeletePage(v.dan, "Archive/Design 2026.md"); err != nil {
+			t.Fatal(err)
+		}
+		if got := v.get(a.UID); !got.Orphaned {
+			t.Fatalf("page deleted, annotation not orphaned: %+v", got)
+		}
+		list, err := v.rev.List(v.dan, review.ListRequest{DocPath: "Archive/Design 2026.md"})
+		if err != nil || len(list.Annotations) != 2 {
+			t.Fatalf("orphans of a deleted page: %+v %v", list, err)
+		}
+		v.rewrite("Archive/Design 2026.md", design)
+		if got := v.get(a.UID); got.Orphaned {
+			t.Fatalf("page back, still orphaned: %+v", got)
+		}
+	})
+}
