@@ -16,12 +16,14 @@ import (
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/authn"
 	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/review"
 )
 
 // Handler serves /api/… (and /w/{workspace}/api/…).
 type Handler struct {
 	Auth   *authn.Authenticator
 	Docs   *docs.Service
+	Review *review.Service
 	Logger *slog.Logger
 }
 
@@ -44,6 +46,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 		route("GET /api/search", h.search)
 		route("GET /api/tree", h.tree)
 		route("GET /api/attachments/{path...}", h.getAttachment)
+		h.registerReview(route)
 	}
 }
 

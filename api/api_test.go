@@ -16,6 +16,7 @@ import (
 	"github.com/atrium-hq/atrium/authn"
 	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/identity"
+	"github.com/atrium-hq/atrium/review"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
 )
@@ -46,7 +47,8 @@ func mustServer(t *testing.T, e store.Engine) *server {
 	}
 	s := &server{writer: token("wendy", "default", atrium.RoleWriter), reader: token("rita", "default", atrium.RoleReader), other: token("otto", "other", atrium.RoleAdmin)}
 	mux := http.NewServeMux()
-	(&api.Handler{Auth: &authn.Authenticator{Mode: authn.ModeToken, Identity: ids}, Docs: docs.New(db, nil)}).Register(mux)
+	d := docs.New(db, nil)
+	(&api.Handler{Auth: &authn.Authenticator{Mode: authn.ModeToken, Identity: ids}, Docs: d, Review: review.New(db, d, nil)}).Register(mux)
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
 	s.url = ts.URL
@@ -65,6 +67,12 @@ type call struct {
 }
 
 func (s *server) do(t *testing.T, c call) string {
+	t.Helper()
+	_, body := s.doStatus(t, c)
+	return body
+}
+
+func (s *server) doStatus(t *testing.T, c call) (http.Header, string) {
 	t.Helper()
 	req, err := http.NewRequest(c.method, s.url+c.url, strings.NewReader(c.body))
 	if err != nil {
@@ -98,7 +106,7 @@ func (s *server) do(t *testing.T, c call) string {
 			t.Errorf("%s: body has %q: %s", c.name, f, b)
 		}
 	}
-	return string(b)
+	return res.Header, string(b)
 }
 
 func jsonBody(v any) string {

@@ -40,8 +40,26 @@ func TestEveryToolStaysInItsWorkspace(t *testing.T) {
 	if res := callTool(t, alphaSession, "add_attachment", map[string]any{"page_path": "Secret.md", "file_name": "s.txt", "content_base64": "YWxpY2UtbWFya2Vy"}); res.IsError {
 		t.Fatalf("seed alpha attachment: %+v", res.Content)
 	}
-	// Arguments that aim every tool at alpha's data, by path or by content.
+	thread := callTool(t, alphaSession, "create_annotation", map[string]any{"doc_path": "Secret.md", "section": "Secret", "content": "alice-marker thread"})
+	annID, _ := structured(t, thread)["annotation"].(map[string]any)["id"].(string)
+	rev := callTool(t, alphaSession, "submit_review", map[string]any{"doc_path": "Secret.md"})
+	revID, _ := structured(t, rev)["review"].(map[string]any)["id"].(string)
+	if annID == "" || revID == "" {
+		t.Fatalf("seed alpha's review: %v %v", thread.Content, rev.Content)
+	}
+	// Arguments that aim every tool at alpha's data, by path, ID or content.
 	aim := map[string]map[string]any{
+		"list_annotations":   {"doc_path": "Secret.md"},
+		"get_annotation":     {"annotation_id": annID},
+		"create_annotation":  {"parent_id": annID, "content": "beta replies"},
+		"edit_annotation":    {"annotation_id": annID, "content": "beta edits"},
+		"resolve_annotation": {"annotation_id": annID},
+		"reopen_annotation":  {"annotation_id": annID},
+		"delete_annotation":  {"annotation_id": annID},
+		"submit_review":      {"doc_path": "Secret.md"},
+		"list_reviews":       {"doc_path": "Secret.md"},
+		"get_review":         {"review_id": revID},
+		"complete_review":    {"review_id": revID},
 		"read_page":             {"path": "Secret.md"},
 		"get_page_links":        {"path": "Secret.md"},
 		"list_page_revisions":   {"path": "Secret.md"},
@@ -53,7 +71,7 @@ func TestEveryToolStaysInItsWorkspace(t *testing.T) {
 		"search_pages":          {"query": "alice-marker plans secret"},
 		"list_pages":            {"include_private": true, "depth": 10},
 		"get_tree":              {"include_metadata": true},
-		"create_page":           {"title": "Secret"},
+		"create_page":           {"title": "Secret Copy"},
 		"write_page":            {"path": "Notes.md", "content": "beta's own page"},
 	}
 
@@ -103,6 +121,15 @@ func TestEveryToolStaysInItsWorkspace(t *testing.T) {
 	after := readPage(t, alphaSession, "Secret.md")
 	if after["content"] != secret || after["revision"] != float64(1) {
 		t.Fatalf("alpha's page changed: %v", after)
+	}
+	th := structured(t, callTool(t, alphaSession, "get_annotation", map[string]any{"annotation_id": annID}))
+	a, _ := th["annotation"].(map[string]any)
+	if a["content"] != "alice-marker thread" || a["status"] != "submitted" || len(th["replies"].([]any)) != 0 {
+		t.Fatalf("alpha's thread changed: %v", th)
+	}
+	rv := structured(t, callTool(t, alphaSession, "get_review", map[string]any{"review_id": revID}))
+	if rv["review"].(map[string]any)["status"] != "submitted" {
+		t.Fatalf("alpha's review changed: %v", rv)
 	}
 }
 

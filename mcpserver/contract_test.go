@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -12,6 +13,7 @@ import (
 	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/identity"
 	"github.com/atrium-hq/atrium/mcpserver"
+	"github.com/atrium-hq/atrium/review"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
 )
@@ -31,7 +33,8 @@ func TestResultsMatchListedSchemas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := mcpserver.New(mcpserver.Config{Actor: a, Docs: docs.New(db, nil), LocalFiles: t.TempDir()})
+	d := docs.New(db, nil)
+	srv, err := mcpserver.New(mcpserver.Config{Actor: a, Docs: d, Review: review.New(db, d, nil), LocalFiles: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,6 +57,9 @@ func TestResultsMatchListedSchemas(t *testing.T) {
 		schemas[tool.Name] = r
 	}
 	page := "---\ntitle: Alpha\ntags: [x]\naccess: public\n---\n# Alpha\n\n## Part\n\nSee [[Beta]] and [b](Beta.md).\n"
+	// got keeps IDs from earlier answers for later calls: "$ann" is the
+	// first annotation created, "$rev" the review submitted.
+	got := map[string]string{}
 	calls := []struct {
 		tool string
 		args map[string]any
@@ -80,14 +86,33 @@ func TestResultsMatchListedSchemas(t *testing.T) {
 		{"restore_page_revision", map[string]any{"path": "Alpha.md", "revision": 1}},
 		{"move_page", map[string]any{"source_path": "Beta.md", "destination_path": "Archive/Beta.md"}},
 		{"move_page", map[string]any{"source_path": "Folder", "destination_path": "Archive"}},
+		{"create_annotation", map[string]any{"doc_path": "Alpha.md", "section": "Part", "content": "Why?", "quote": map[string]any{"exact": "See"}}},
+		{"create_annotation", map[string]any{"doc_path": "Alpha.md", "section": "Nope", "content": "x"}},
+		{"list_annotations", map[string]any{"doc_path": "Alpha.md"}},
+		{"submit_review", map[string]any{"doc_path": "Alpha.md", "summary": "ok"}},
+		{"submit_review", map[string]any{"doc_path": "Alpha.md"}},
+		{"create_annotation", map[string]any{"parent_id": "$ann", "content": "Because."}},
+		{"get_annotation", map[string]any{"annotation_id": "$ann"}},
+		{"get_annotation", map[string]any{"annotation_id": "ann_missing"}},
+		{"edit_annotation", map[string]any{"annotation_id": "$ann", "content": "Why, really?"}},
+		{"resolve_annotation", map[string]any{"annotation_id": "$ann"}},
+		{"reopen_annotation", map[string]any{"annotation_id": "$ann"}},
+		{"list_reviews", map[string]any{"doc_path": "Alpha.md"}},
+		{"get_review", map[string]any{"review_id": "$rev"}},
+		{"complete_review", map[string]any{"review_id": "$rev", "summary": "done"}},
+		{"delete_annotation", map[string]any{"annotation_id": "$ann"}},
+		{"delete_annotation", map[string]any{"annotation_id": "$ann"}},
 		{"delete_page", map[string]any{"path": "Archive/Beta.md"}},
 		{"delete_page", map[string]any{"path": "Archive/Beta.md"}},
 	}
 	called := map[string]bool{}
 	for _, c := range calls {
-		args := c.args
-		if args == nil {
-			args = map[string]any{}
+		args := map[string]any{}
+		for k, v := range c.args {
+			if s, ok := v.(string); ok && strings.HasPrefix(s, "$") {
+				v = got[s]
+			}
+			args[k] = v
 		}
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: args})
 		if err != nil {
@@ -102,6 +127,17 @@ func TestResultsMatchListedSchemas(t *testing.T) {
 		if err := schemas[c.tool].Validate(v); err != nil {
 			t.Errorf("%s %v: result does not match its output schema: %v\n%s", c.tool, args, err, b)
 		}
+		if m, ok := v.(map[string]any); ok && !res.IsError {
+			if ann, ok := m["annotation"].(map[string]any); ok && got["$ann"] == "" {
+				got["$ann"], _ = ann["id"].(string)
+			}
+			if rv, ok := m["review"].(map[string]any); ok && got["$rev"] == "" {
+				got["$rev"], _ = rv["id"].(string)
+			}
+		}
+	}
+	if got["$ann"] == "" || got["$rev"] == "" {
+		t.Errorf("the review cases never succeeded: %v", got)
 	}
 	for name := range schemas {
 		if !called[name] {

@@ -21,6 +21,7 @@ import (
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/metrics"
+	"github.com/atrium-hq/atrium/review"
 )
 
 // Config configures a Server. Nil fields mean defaults.
@@ -36,8 +37,10 @@ type Config struct {
 	Logger  *slog.Logger
 	Metrics *metrics.Registry
 
-	// Docs serves the docs toolset; without it the toolset has no tools.
-	Docs *docs.Service
+	// Docs and Review serve their toolsets; a server built without them
+	// still lists the tools (atrium tools) but cannot call them.
+	Docs   *docs.Service
+	Review *review.Service
 	// LocalFiles is the folder local callers may attach files from (stdio:
 	// the working folder); empty on HTTP, where file_path is refused.
 	LocalFiles string
@@ -402,7 +405,7 @@ func ParseToolsets(v string) []string {
 
 // allToolsets lists every toolset Atrium has, in the order tools are listed.
 func allToolsets(s *Server) []*Toolset {
-	return []*Toolset{coreToolset(s), docsToolset(s), conformanceToolset(s)}
+	return []*Toolset{coreToolset(s), docsToolset(s), reviewToolset(s), conformanceToolset(s)}
 }
 
 // quiet passes the SDK's records at warn and above only, unless the operator

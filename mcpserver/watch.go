@@ -37,14 +37,24 @@ func (s *Server) watch(events <-chan atrium.Event) {
 // written and percent-escaped (clients subscribe with either); a move changes
 // the old and the new.
 func resourceURIs(ev atrium.Event) []string {
-	if !strings.HasPrefix(ev.Kind, "page.") {
+	var p struct {
+		Path    string `json:"path"`
+		DocPath string `json:"doc_path"`
+		From    string `json:"from"`
+	}
+	if json.Unmarshal(ev.Payload, &p) != nil {
 		return nil
 	}
-	var p struct {
-		Path string `json:"path"`
-		From string `json:"from"`
-	}
-	if json.Unmarshal(ev.Payload, &p) != nil || p.Path == "" {
+	var prefixes []string
+	switch {
+	case strings.HasPrefix(ev.Kind, "page."):
+		// The page, and its threads: their anchors follow it.
+		prefixes = []string{PageURIPrefix, AnnotationsURIPrefix}
+	case strings.HasPrefix(ev.Kind, "annotation."), strings.HasPrefix(ev.Kind, "review."):
+		// Threads on a page are part of the page, as its readers see it.
+		p.Path = p.DocPath
+		prefixes = []string{AnnotationsURIPrefix, PageURIPrefix}
+	default:
 		return nil
 	}
 	var out []string
@@ -52,10 +62,12 @@ func resourceURIs(ev atrium.Event) []string {
 		if path == "" {
 			continue
 		}
-		raw, esc := PageURIPrefix+path, PageURIPrefix+escapePath(path)
-		out = append(out, raw)
-		if esc != raw {
-			out = append(out, esc)
+		for _, prefix := range prefixes {
+			raw, esc := prefix+path, prefix+escapePath(path)
+			out = append(out, raw)
+			if esc != raw {
+				out = append(out, esc)
+			}
 		}
 	}
 	return out

@@ -22,6 +22,7 @@ import (
 	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/identity"
 	"github.com/atrium-hq/atrium/metrics"
+	"github.com/atrium-hq/atrium/review"
 	"github.com/atrium-hq/atrium/store"
 )
 
@@ -152,6 +153,7 @@ type app struct {
 	db       *store.DB
 	identity *identity.Service
 	docs     *docs.Service
+	review   *review.Service
 	metrics  *metrics.Registry
 }
 
@@ -168,6 +170,7 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 		return nil, err
 	}
 	a := &app{log: log, db: db, identity: identity.New(db, log), docs: docs.New(db, log), metrics: metrics.New()}
+	a.review = review.New(db, a.docs, log) // keeps review anchors in step with page changes
 	if _, err := a.identity.Bootstrap(ctx, false); err != nil {
 		a.close()
 		return nil, err

@@ -66,6 +66,7 @@ func (f *surfaceFlags) config(a *app, actor *atrium.Actor) mcpserver.Config {
 		Logger:   a.log,
 		Metrics:  a.metrics,
 		Docs:     a.docs,
+		Review:   a.review,
 		Events:   a.events,
 	}
 	if actor != nil {
@@ -127,7 +128,7 @@ every caller the local admin and is only allowed on a loopback address.`,
 			auth := &authn.Authenticator{Mode: mode, Identity: a.identity, Logger: a.log}
 			mcpHTTP := mcp.HTTP(mcpserver.HTTPOptions{Auth: auth, SessionTimeout: sessionTimeout})
 			ui := &web.Handler{Auth: auth, Logger: a.log}
-			rest := &api.Handler{Auth: auth, Docs: a.docs, Logger: a.log}
+			rest := &api.Handler{Auth: auth, Docs: a.docs, Review: a.review, Logger: a.log}
 			srv := httpserve.New(httpserve.Config{
 				Addr: addr,
 				Register: func(mux *http.ServeMux) {

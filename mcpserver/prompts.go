@@ -1,0 +1,117 @@
+package mcpserver
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/atrium-hq/atrium"
+)
+
+// A Recipe is a workflow an agent follows with the tools: served as an MCP
+// prompt, and written into the agent skill (atrium skill).
+type Recipe struct {
+	Name        string
+	Title       string
+	Description string
+	Args        []RecipeArg
+	// Steps are the instructions, with {arg} placeholders.
+	Steps []string
+}
+
+// RecipeArg is a placeholder of a recipe.
+type RecipeArg struct {
+	Name, Description string
+	Required          bool
+}
+
+// Recipes are the review workflows of Foundry's agent skill (000 S6).
+var Recipes = []Recipe{
+	{
+		Name:        "reply_to_comments",
+		Title:       "Reply to open human comments",
+		Description: "Answer every open comment people left on a page that no agent has answered yet.",
+		Args:        []RecipeArg{{Name: "doc_path", Description: "the page, e.g. Projects/Alpha.md", Required: true}},
+		Steps: []string{
+			"Call list_annotations with doc_path={doc_path} and status=submitted.",
+			"Keep the threads (no parent_id) whose author_type is human; for each, call get_annotation and skip it if a reply with author_type ai already answers it.",
+			"For each remaining thread, read what it is about: read_page with path={doc_path} and section set to the thread's section.",
+			"Answer with create_annotation, parent_id set to the thread's id and content your reply. Do not resolve threads people opened unless they ask you to.",
+		},
+	},
+	{
+		Name:        "review_cycle",
+		Title:       "Run a full review cycle",
+		Description: "Review a page end to end: comment, submit, verify, answer, resolve, complete.",
+		Args:        []RecipeArg{{Name: "doc_path", Description: "the page to review", Required: true}},
+		Steps: []string{
+			"Read the page: read_page with path={doc_path}.",
+			"For each issue, call create_annotation with doc_path={doc_path}, the section (heading path) and, when it is about exact words, a quote {exact: …}. They stay drafts until submitted.",
+			"Submit them together: submit_review with doc_path={doc_path} and a summary.",
+			"Verify: list_reviews with doc_path={doc_path}, then get_review with the review_id to see its annotations.",
+			"Answer replies with create_annotation (parent_id = the thread's id).",
+			"When a thread is settled, resolve_annotation its root; reopen_annotation if it comes back.",
+			"When every thread is resolved, complete_review with the review_id.",
+		},
+	},
+	{
+		Name:        "cleanup_test_data",
+		Title:       "Clean up test data",
+		Description: "Remove annotations and reviews left over from testing on a page.",
+		Args: []RecipeArg{
+			{Name: "doc_path", Description: "the page to clean", Required: true},
+			{Name: "marker", Description: "text that marks test annotations, e.g. TEST"},
+		},
+		Steps: []string{
+			"Find them: list_annotations with doc_path={doc_path} (and status=draft for abandoned drafts).",
+			"Pick the threads that are yours and test data (their content contains {marker}); never delete other people's comments.",
+			"delete_annotation each thread root: its replies go with it, and a review left empty is deleted too (the result says so).",
+			"Check with list_reviews and list_annotations that nothing is left.",
+		},
+	},
+}
+
+// Text renders the recipe's steps with its arguments filled in.
+func (r Recipe) Text(args map[string]string) string {
+	var b strings.Builder
+	b.WriteString(r.Description + "\n\n")
+	for i, s := range r.Steps {
+		for _, a := range r.Args {
+			v := args[a.Name]
+			if v == "" {
+				v = "<" + a.Name + ">"
+			}
+			s = strings.ReplaceAll(s, "{"+a.Name+"}", v)
+		}
+		b.WriteString(strconv.Itoa(i+1) + ". " + s + "\n")
+	}
+	return b.String()
+}
+
+// reviewPrompts serves the recipes as MCP prompts.
+func reviewPrompts() []Prompt {
+	var out []Prompt
+	for _, r := range Recipes {
+		var args []*mcp.PromptArgument
+		for _, a := range r.Args {
+			args = append(args, &mcp.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
+		}
+		out = append(out, Prompt{
+			Def: &mcp.Prompt{Name: r.Name, Title: r.Title, Description: r.Description, Arguments: args},
+			Handler: func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				for _, a := range r.Args {
+					if a.Required && strings.TrimSpace(req.Params.Arguments[a.Name]) == "" {
+						return nil, rpcError(atrium.Errorf(atrium.EInvalid, "argument %s is required", a.Name))
+					}
+				}
+				return &mcp.GetPromptResult{
+					Description: r.Description,
+					Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: r.Text(req.Params.Arguments)}}},
+				}, nil
+			},
+		})
+	}
+	return out
+}
