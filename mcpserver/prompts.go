@@ -19,6 +19,8 @@ type Recipe struct {
 	Args        []RecipeArg
 	// Steps are the instructions, with {arg} placeholders.
 	Steps []string
+	// Example is the recipe as shell commands, for the skill.
+	Example []string
 }
 
 // RecipeArg is a placeholder of a recipe.
@@ -40,6 +42,12 @@ var Recipes = []Recipe{
 			"For each remaining thread, read what it is about: read_page with path={doc_path} and section set to the thread's section.",
 			"Answer with create_annotation, parent_id set to the thread's id and content your reply. Do not resolve threads people opened unless they ask you to.",
 		},
+		Example: []string{
+			"mcporter call atrium.list_annotations doc_path=Projects/Alpha.md status=submitted",
+			"mcporter call atrium.get_annotation annotation_id=ann_0123456789abcdef",
+			"mcporter call atrium.read_page path=Projects/Alpha.md section='Design > Storage'",
+			"mcporter call atrium.create_annotation parent_id=ann_0123456789abcdef content='Done: the storage section now says why.'",
+		},
 	},
 	{
 		Name:        "review_cycle",
@@ -55,6 +63,16 @@ var Recipes = []Recipe{
 			"When a thread is settled, resolve_annotation its root; reopen_annotation if it comes back.",
 			"When every thread is resolved, complete_review with the review_id.",
 		},
+		Example: []string{
+			"mcporter call atrium.create_annotation doc_path=Projects/Alpha.md section='Design > Storage' content='Why SQLite first?'",
+			"mcporter call atrium.submit_review doc_path=Projects/Alpha.md summary='First pass'",
+			"mcporter call atrium.list_reviews doc_path=Projects/Alpha.md",
+			"mcporter call atrium.get_review review_id=rev_0123456789abcdef",
+			"mcporter call atrium.create_annotation parent_id=ann_0123456789abcdef content='Answered in the text.'",
+			"mcporter call atrium.resolve_annotation annotation_id=ann_0123456789abcdef",
+			"mcporter call atrium.reopen_annotation annotation_id=ann_0123456789abcdef",
+			"mcporter call atrium.complete_review review_id=rev_0123456789abcdef",
+		},
 	},
 	{
 		Name:        "cleanup_test_data",
@@ -69,6 +87,10 @@ var Recipes = []Recipe{
 			"Pick the threads that are yours and test data (their content contains {marker}); never delete other people's comments.",
 			"delete_annotation each thread root: its replies go with it, and a review left empty is deleted too (the result says so).",
 			"Check with list_reviews and list_annotations that nothing is left.",
+		},
+		Example: []string{
+			"mcporter call atrium.list_annotations doc_path=Projects/Alpha.md status=draft",
+			"mcporter call atrium.delete_annotation annotation_id=ann_0123456789abcdef",
 		},
 	},
 }

@@ -1,0 +1,198 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// WriteSkill writes the agent skill (SKILL.md) from the live registry: every
+// enabled tool with its parameters and an example call through `atrium call`
+// and mcporter, the recipes, and how the toolsets fit together. Generated, it
+// cannot drift from the code; it names no URL and no token — agents reach
+// Atrium through their MCP configuration only.
+func (s *Server) WriteSkill(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString(`---
+name: atrium
+description: Work in Atrium, the shared workspace of Markdown pages and review threads, through its MCP tools. Use it to find, read and edit workspace pages, and to review documents — comment, reply, submit, resolve — without a browser.
+---
+
+# Atrium
+
+Atrium is the MCP server ` + "`atrium`" + ` in your configuration. Every call acts as you, in your
+workspace; call ` + "`whoami`" + ` to see who and where you are and what your role allows.
+
+## Calling the tools
+
+- From your MCP client: call the tool by name with its arguments.
+- From a shell: ` + "`atrium call TOOL key=value …`" + ` prints the result as JSON (values are typed by
+  the tool's schema; give arrays and objects as JSON), or ` + "`mcporter call atrium.TOOL key=value …`" + `.
+- A failed call returns ` + "`{\"error\": …, \"code\": …}`" + `; the message says what to change. Codes:
+  ` + "`invalid_argument`, `not_found`, `conflict`, `permission_denied`, `unauthenticated`, `too_large`,\n  `unavailable`, `internal`" + `. On ` + "`conflict`" + `, read again and retry your change.
+- Lists are paginated: pass ` + "`next_cursor`" + ` back as ` + "`cursor`" + `.
+`)
+	names := s.ToolsetNames()
+	if slices.Contains(names, DocsToolset) && slices.Contains(names, ReviewToolset) {
+		b.WriteString(`
+## Content and review: which tools for what
+
+- Page content goes through the docs tools: ` + "`search_pages`" + ` and ` + "`list_pages`" + ` to find a page,
+  ` + "`read_page`" + ` (whole, or one ` + "`section`" + ` by heading path such as ` + "`Design > Storage`" + `) to read it, ` + "`edit_page`" + `
+  to change part of it with the ` + "`revision`" + ` you read as ` + "`base_revision`" + `.
+- Review goes through the review tools: an annotation's ` + "`doc_path`" + ` is the page path and its ` + "`section`" + `
+  the heading path, exactly as ` + "`read_page`" + ` shows them; quote exact text of the page to anchor a
+  comment to it. Comments follow the page when it is edited or moved.
+`)
+	}
+	if slices.Contains(names, ReviewToolset) {
+		b.WriteString("\n## Recipes\n")
+		for _, r := range Recipes {
+			fmt.Fprintf(&b, "\n### %s\n\n%s", r.Title, r.Text(nil))
+			if len(r.Example) > 0 {
+				fmt.Fprintf(&b, "\n```sh\n%s\n```\n", strings.Join(r.Example, "\n"))
+			}
+		}
+	}
+	b.WriteString("\n## Tools\n")
+	for _, ts := range s.toolsets {
+		var tools []*Tool
+		for _, t := range s.tools {
+			if t.Toolset == ts.Name {
+				tools = append(tools, t)
+			}
+		}
+		if len(tools) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n### %s — %s\n", ts.Name, ts.Description)
+		for _, t := range tools {
+			writeToolDoc(&b, t)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// param is a tool parameter as the skill documents it.
+type param struct {
+	name, typ, desc string
+	required       bool
+}
+
+func params(schema any) []param {
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		return nil
+	}
+	var s struct {
+		Properties map[string]struct {
+			Type        any    `json:"type"`
+			Description string `json:"description"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if json.Unmarshal(raw, &s) != nil {
+		return nil
+	}
+	var out []param
+	for name, p := range s.Properties {
+		typ := fmt.Sprint(p.Type)
+		if p.Type == nil {
+			typ = "any"
+		}
+		out = append(out, param{name: name, typ: typ, desc: p.Description, required: slices.Contains(s.Required, name)})
+	}
+	// Required first, then by name: the order a reader needs them.
+	slices.SortFunc(out, func(x, y param) int {
+		if x.required != y.required {
+			if x.required {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(x.name, y.name)
+	})
+	return out
+}
+
+func writeToolDoc(b *strings.Builder, t *Tool) {
+	d := t.Def
+	kind := "changes data"
+	switch a := d.Annotations; {
+	case a.ReadOnlyHint:
+		kind = "read-only"
+	case a.DestructiveHint != nil && *a.DestructiveHint:
+		kind = "destructive"
+	}
+	fmt.Fprintf(b, "\n#### `%s` — %s (%s)\n\n%s\n", d.Name, d.Title, kind, d.Description)
+	ps := params(d.InputSchema)
+	if len(ps) > 0 {
+		b.WriteString("\n| parameter | type | required | description |\n|---|---|---|---|\n")
+		for _, p := range ps {
+			req := ""
+			if p.required {
+				req = "yes"
+			}
+			fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", p.name, p.typ, req, strings.ReplaceAll(p.desc, "|", "\\|"))
+		}
+	}
+	var args []string
+	for _, p := range ps {
+		if p.required {
+			args = append(args, p.name+"="+shellQuote(example(d.Name, p)))
+		}
+	}
+	call := strings.Join(append([]string{d.Name}, args...), " ")
+	fmt.Fprintf(b, "\n```sh\natrium call %s\nmcporter call atrium.%s\n```\n", call, call)
+}
+
+// example is a plausible value of a parameter, for the examples.
+func example(tool string, p param) string {
+	switch p.name {
+	case "path", "doc_path", "page_path":
+		return "Projects/Alpha.md"
+	case "source_path":
+		return "Projects/Alpha.md"
+	case "destination_path":
+		return "Archive/Alpha.md"
+	case "content":
+		if strings.Contains(tool, "annotation") {
+			return "Could we say why?"
+		}
+		return "Project details."
+	case "title":
+		return "Beta"
+	case "query":
+		return "how do we back up the database"
+	case "annotation_id":
+		return "ann_0123456789abcdef"
+	case "review_id":
+		return "rev_0123456789abcdef"
+	case "revision":
+		return "2"
+	case "operations":
+		return `[{"op":"append","text":"- a new item"}]`
+	}
+	switch p.typ {
+	case "integer", "number":
+		return "1"
+	case "boolean":
+		return "true"
+	case "array":
+		return `["x"]`
+	case "object":
+		return `{}`
+	}
+	return "…"
+}
+
+// shellQuote quotes a value for a POSIX shell when it needs it.
+func shellQuote(v string) string {
+	if v != "" && !strings.ContainsAny(v, " \t\n'\"$`\\|&;<>()[]{}*?#~!") {
+		return v
+	}
+	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
+}
