@@ -1,6 +1,7 @@
 package review
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/atrium-hq/atrium"
@@ -32,27 +33,60 @@ type anchor struct {
 // sectionPath is the canonical form of a heading's path.
 func sectionPath(h markdown.Heading) string { return strings.Join(h.Path, " > ") }
 
+// page is a parsed page body with its headings indexed by canonical path, so
+// that anchoring many threads costs a map lookup each, not a scan.
+type page struct {
+	body   string
+	doc    *markdown.Doc
+	byPath map[string]markdown.Heading
+}
+
+func newPage(body string) *page {
+	p := &page{body: body, doc: markdown.Parse(body), byPath: map[string]markdown.Heading{}}
+	dups := map[string]bool{}
+	for _, h := range p.doc.Headings {
+		k := sectionPath(h)
+		if _, seen := p.byPath[k]; seen {
+			dups[k] = true
+		}
+		p.byPath[k] = h
+	}
+	for k := range dups {
+		delete(p.byPath, k) // an ambiguous path goes through Section, which says so
+	}
+	return p
+}
+
+// section finds a heading by path: a unique canonical path directly, any
+// other form the way Doc.Section does.
+func (p *page) section(path string) (markdown.Heading, error) {
+	if h, ok := p.byPath[path]; ok {
+		return h, nil
+	}
+	return p.doc.Section(path)
+}
+
 // sectionAt is the innermost section holding byte offset off, "" when it
 // comes before every heading.
-func sectionAt(doc *markdown.Doc, off int) string {
-	best := -1
-	for i, h := range doc.Headings {
-		if h.Start <= off && off < h.End && (best < 0 || h.Start >= doc.Headings[best].Start) {
-			best = i
+func (p *page) sectionAt(off int) string {
+	hs := p.doc.Headings
+	// Headings are in document order: the innermost section holding off is
+	// the last heading starting at or before it whose section reaches past it.
+	i := sort.Search(len(hs), func(i int) bool { return hs[i].Start > off })
+	for i--; i >= 0; i-- {
+		if off < hs[i].End {
+			return sectionPath(hs[i])
 		}
 	}
-	if best < 0 {
-		return ""
-	}
-	return sectionPath(doc.Headings[best])
+	return ""
 }
 
 // span is the byte range of a section ("" the whole body).
-func span(doc *markdown.Doc, body, section string) (start, end int, err error) {
+func (p *page) span(section string) (start, end int, err error) {
 	if section == "" {
-		return 0, len(body), nil
+		return 0, len(p.body), nil
 	}
-	h, err := doc.Section(section)
+	h, err := p.section(section)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -163,14 +197,15 @@ func findClosest(body string, start, end int, q *atrium.Quote) (int, int, bool) 
 
 // locate anchors a new annotation: the section must exist, and so must the
 // quote in it. A quote without a section takes the section it is in.
-func locate(doc *markdown.Doc, body, section string, q *atrium.Quote) (anchor, error) {
+func locate(p *page, section string, q *atrium.Quote) (anchor, error) {
 	a := anchor{offset: -1}
-	start, end, err := span(doc, body, section)
+	body := p.body
+	start, end, err := p.span(section)
 	if err != nil {
 		return a, err
 	}
 	if section != "" {
-		h, _ := doc.Section(section)
+		h, _ := p.section(section)
 		a.section = sectionPath(h)
 	}
 	if q == nil || q.Exact == "" {
@@ -187,19 +222,20 @@ func locate(doc *markdown.Doc, body, section string, q *atrium.Quote) (anchor, e
 	a.offset = off
 	a.quote = quoteAt(body, off, off+len(q.Exact))
 	if a.section == "" {
-		a.section = sectionAt(doc, off)
+		a.section = p.sectionAt(off)
 	}
 	return a, nil
 }
 
 // relocate anchors an existing annotation again in a changed page.
-func relocate(doc *markdown.Doc, body string, ann atrium.Annotation) anchor {
+func relocate(p *page, ann atrium.Annotation) anchor {
+	body := p.body
 	a := anchor{section: ann.Section, quote: ann.Quote, offset: ann.QuoteOffset}
 	if ann.Quote == nil || ann.Quote.Exact == "" {
 		if ann.Section == "" {
 			return a
 		}
-		if h, err := doc.Section(ann.Section); err == nil {
+		if h, err := p.section(ann.Section); err == nil {
 			a.section = sectionPath(h)
 			return a
 		}
@@ -208,10 +244,10 @@ func relocate(doc *markdown.Doc, body string, ann atrium.Annotation) anchor {
 	}
 	hint := max(ann.QuoteOffset, 0)
 	// The exact text, preferably still in its section, else anywhere.
-	if start, end, err := span(doc, body, ann.Section); err == nil {
+	if start, end, err := p.span(ann.Section); err == nil {
 		section := ""
 		if ann.Section != "" {
-			h, _ := doc.Section(ann.Section)
+			h, _ := p.section(ann.Section)
 			section = sectionPath(h)
 		}
 		if off := findExact(body, start, end, ann.Quote, hint); off >= 0 {
@@ -223,14 +259,10 @@ func relocate(doc *markdown.Doc, body string, ann atrium.Annotation) anchor {
 		}
 	}
 	if off := findExact(body, 0, len(body), ann.Quote, hint); off >= 0 {
-		return anchorAt(doc, body, off, off+len(ann.Quote.Exact))
+		return anchor{section: p.sectionAt(off), quote: quoteAt(body, off, off+len(ann.Quote.Exact)), offset: off}
 	}
 	a.orphaned = true
 	return a
-}
-
-func anchorAt(doc *markdown.Doc, body string, start, end int) anchor {
-	return anchor{section: sectionAt(doc, start), quote: quoteAt(body, start, end), offset: start}
 }
 
 func clip(s string) string {

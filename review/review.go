@@ -104,9 +104,9 @@ func visibleTo(a *atrium.Actor, ann atrium.Annotation) error {
 	return atrium.Errorf(atrium.ENotFound, "Annotation not found: %s", ann.UID)
 }
 
-// page returns the document an annotation is made on; it must exist and be
+// docPage returns the document an annotation is made on; it must exist and be
 // visible to a.
-func page(ctx context.Context, tx *store.Tx, a *atrium.Actor, path string) (atrium.Page, error) {
+func docPage(ctx context.Context, tx *store.Tx, a *atrium.Actor, path string) (atrium.Page, error) {
 	clean, err := docs.NormalizePath(strings.TrimPrefix(strings.TrimSpace(path), "/"))
 	if err != nil {
 		return atrium.Page{}, err
@@ -178,12 +178,12 @@ func (s *Service) Create(ctx context.Context, r CreateRequest) (atrium.Annotatio
 			if r.DocPath == "" {
 				return atrium.Errorf(atrium.EInvalid, "doc_path is required (the page the annotation is on), unless parent_id makes it a reply")
 			}
-			p, err := page(ctx, tx, a, r.DocPath)
+			p, err := docPage(ctx, tx, a, r.DocPath)
 			if err != nil {
 				return err
 			}
 			_, body, _ := markdown.Split(p.Content)
-			where, err := locate(markdown.Parse(body), body, r.Section, r.Quote)
+			where, err := locate(newPage(body), r.Section, r.Quote)
 			if err != nil {
 				return anchorError(p.Path, err)
 			}
@@ -289,7 +289,7 @@ func (s *Service) List(ctx context.Context, r ListRequest) (ListResult, error) {
 	var res ListResult
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		if r.DocPath != "" {
-			p, err := page(ctx, tx, a, r.DocPath)
+			p, err := docPage(ctx, tx, a, r.DocPath)
 			switch {
 			case err == nil:
 				f.DocPath = p.Path
@@ -509,17 +509,16 @@ func (s *Service) pageChanged(ctx context.Context, tx *store.Tx, a *atrium.Actor
 	if err != nil || len(roots) == 0 {
 		return err
 	}
-	var d *markdown.Doc
-	var body string
+	var pg *page
 	if c.Kind != docs.EventPageDeleted {
-		_, body, _ = markdown.Split(c.Page.Content)
-		d = markdown.Parse(body)
+		_, body, _ := markdown.Split(c.Page.Content)
+		pg = newPage(body)
 	}
 	changed := 0
 	for _, ann := range roots {
 		where := anchor{section: ann.Section, quote: ann.Quote, offset: ann.QuoteOffset, orphaned: true}
-		if d != nil {
-			where = relocate(d, body, ann)
+		if pg != nil {
+			where = relocate(pg, ann)
 		}
 		if where.section == ann.Section && where.orphaned == ann.Orphaned && where.offset == ann.QuoteOffset && sameQuote(where.quote, ann.Quote) {
 			continue

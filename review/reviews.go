@@ -41,7 +41,7 @@ func (s *Service) Submit(ctx context.Context, r SubmitRequest) (ReviewResult, er
 	}
 	var res ReviewResult
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		p, err := page(ctx, tx, a, r.DocPath)
+		p, err := docPage(ctx, tx, a, r.DocPath)
 		if err != nil {
 			return err
 		}
@@ -107,7 +107,7 @@ func (s *Service) CreateDraft(ctx context.Context, doc, summary string) (atrium.
 	}
 	var rv atrium.Review
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		p, err := page(ctx, tx, a, doc)
+		p, err := docPage(ctx, tx, a, doc)
 		if err != nil {
 			return err
 		}
