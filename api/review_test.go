@@ -29,10 +29,10 @@ func TestReviewAPI(t *testing.T) {
 		s := mustServer(t, e)
 		s.do(t, call{name: "page", method: "PUT", url: "/api/pages/Docs/Design.md", token: s.writer, body: jsonBody(map[string]any{"content": "# Design\n\n## Storage\n\nSQLite first.\n"}), status: 201})
 		root := idOf(t, s.do(t, call{name: "create", method: "POST", url: "/api/annotations", token: s.writer,
-			body: jsonBody(map[string]any{"doc_path": "Docs/Design.md", "section": "Storage", "content": "Why SQLite?", "quote": map[string]any{"exact": "SQLite first"}}),
+			body:   jsonBody(map[string]any{"doc_path": "Docs/Design.md", "section": "Storage", "content": "Why SQLite?", "quote": map[string]any{"exact": "SQLite first"}}),
 			status: 201, contains: []string{`"status":"draft"`, `"author_type":"human"`, `"section":"Design > Storage"`}}), "annotation")
 		s.do(t, call{name: "dedup", method: "POST", url: "/api/annotations", token: s.writer,
-			body: jsonBody(map[string]any{"doc_path": "Docs/Design.md", "section": "Storage", "content": "Why SQLite?", "quote": map[string]any{"exact": "SQLite first"}}),
+			body:   jsonBody(map[string]any{"doc_path": "Docs/Design.md", "section": "Storage", "content": "Why SQLite?", "quote": map[string]any{"exact": "SQLite first"}}),
 			status: 200, contains: []string{`"deduplicated":true`, root}})
 		review := idOf(t, s.do(t, call{name: "submit", method: "POST", url: "/api/reviews", token: s.writer, body: `{"doc_path":"Docs/Design.md","summary":"first"}`,
 			status: 201, contains: []string{`"status":"submitted"`, root}}), "review")

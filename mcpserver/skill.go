@@ -79,7 +79,7 @@ workspace; call ` + "`whoami`" + ` to see who and where you are and what your ro
 // param is a tool parameter as the skill documents it.
 type param struct {
 	name, typ, desc string
-	required       bool
+	required        bool
 }
 
 func params(schema any) []param {
