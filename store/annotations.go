@@ -18,7 +18,7 @@ const annotationCols = `a.id, a.uid, a.workspace_id, a.doc_path, a.section, a.qu
 const annotationFrom = ` FROM annotations a LEFT JOIN principals pr ON pr.id = a.author_id
 	LEFT JOIN annotations pa ON pa.id = a.parent_id LEFT JOIN reviews rv ON rv.id = a.review_id`
 
-func scanAnnotation(sc interface{ Scan(...any) error }) (atrium.Annotation, error) {
+func scanAnnotation(sc scanner) (atrium.Annotation, error) {
 	var (
 		a                     atrium.Annotation
 		exact, prefix, suffix string
@@ -136,20 +136,7 @@ func (tx *Tx) Annotations(ctx context.Context, f AnnotationFilter) ([]atrium.Ann
 		q += " LIMIT ?"
 		args = append(args, f.Limit)
 	}
-	rows, err := tx.query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []atrium.Annotation
-	for rows.Next() {
-		a, err := scanAnnotation(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, tx, scanAnnotation, q, args...)
 }
 
 // ReplyCounts counts the replies of each given annotation.
@@ -248,7 +235,7 @@ const reviewCols = `r.id, r.uid, r.workspace_id, r.doc_path, r.status, COALESCE(
 
 const reviewFrom = ` FROM reviews r LEFT JOIN principals pr ON pr.id = r.author_id`
 
-func scanReview(sc interface{ Scan(...any) error }) (atrium.Review, error) {
+func scanReview(sc scanner) (atrium.Review, error) {
 	var r atrium.Review
 	var status string
 	var created, updated int64
@@ -305,20 +292,7 @@ func (tx *Tx) Reviews(ctx context.Context, f ReviewFilter) ([]atrium.Review, err
 		q += " LIMIT ?"
 		args = append(args, f.Limit)
 	}
-	rows, err := tx.query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []atrium.Review
-	for rows.Next() {
-		r, err := scanReview(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, tx, scanReview, q, args...)
 }
 
 // UpdateReview stores a review's status and summary.

@@ -13,7 +13,7 @@ import (
 
 const attachmentCols = `a.id, a.uid, a.page_id, a.path, a.name, a.mime_type, a.size, a.sha256, COALESCE(pr.handle, ''), a.created_at`
 
-func scanAttachment(sc interface{ Scan(...any) error }) (atrium.Attachment, error) {
+func scanAttachment(sc scanner) (atrium.Attachment, error) {
 	var a atrium.Attachment
 	var at int64
 	err := sc.Scan(&a.ID, &a.UID, &a.PageID, &a.Path, &a.Name, &a.MIMEType, &a.Size, &a.SHA256, &a.CreatedBy, &at)
@@ -67,20 +67,7 @@ func (tx *Tx) Attachments(ctx context.Context, ws, page int64) ([]atrium.Attachm
 		q += " AND a.page_id = ?"
 		args = append(args, page)
 	}
-	rows, err := tx.query(ctx, q+" ORDER BY a.path_key", args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []atrium.Attachment
-	for rows.Next() {
-		a, err := scanAttachment(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, tx, scanAttachment, q+" ORDER BY a.path_key", args...)
 }
 
 // MoveAttachment gives an attachment a new path (its page moved folders).

@@ -69,7 +69,7 @@ type notification struct {
 
 const eventCols = "id, workspace_id, actor_id, kind, subject, payload, created_at"
 
-func scanEvent(sc interface{ Scan(...any) error }) (atrium.Event, error) {
+func scanEvent(sc scanner) (atrium.Event, error) {
 	var (
 		e           atrium.Event
 		ws, actor   sql.NullInt64
@@ -99,20 +99,7 @@ func (tx *Tx) EventsAfter(ctx context.Context, ws, after int64, limit int) ([]at
 	}
 	q += " ORDER BY id LIMIT ?"
 	args = append(args, limit)
-	rows, err := tx.query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []atrium.Event
-	for rows.Next() {
-		e, err := scanEvent(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, tx, scanEvent, q, args...)
 }
 
 func (db *DB) maxEventID(ctx context.Context) (int64, error) {

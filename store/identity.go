@@ -46,22 +46,14 @@ func (tx *Tx) WorkspaceByID(ctx context.Context, id int64) (atrium.Workspace, er
 
 // Workspaces lists every workspace by name.
 func (tx *Tx) Workspaces(ctx context.Context) ([]atrium.Workspace, error) {
-	rows, err := tx.query(ctx, "SELECT id, name, created_at FROM workspaces ORDER BY name")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []atrium.Workspace
-	for rows.Next() {
-		var w atrium.Workspace
+	return queryAll(ctx, tx, func(sc scanner) (w atrium.Workspace, err error) {
 		var created int64
-		if err := rows.Scan(&w.ID, &w.Name, &created); err != nil {
-			return nil, err
+		if err := sc.Scan(&w.ID, &w.Name, &created); err != nil {
+			return w, err
 		}
 		w.CreatedAt = fromMicros(created)
-		out = append(out, w)
-	}
-	return out, rows.Err()
+		return w, nil
+	}, "SELECT id, name, created_at FROM workspaces ORDER BY name")
 }
 
 // CreatePrincipal adds a principal; a taken handle is a conflict.
@@ -77,7 +69,7 @@ func (tx *Tx) CreatePrincipal(ctx context.Context, p atrium.Principal) (atrium.P
 
 const principalCols = "id, handle, kind, display_name, created_at"
 
-func scanPrincipal(sc interface{ Scan(...any) error }) (atrium.Principal, error) {
+func scanPrincipal(sc scanner) (atrium.Principal, error) {
 	var p atrium.Principal
 	var kind string
 	var created int64
@@ -112,25 +104,17 @@ type Member struct {
 
 // Members lists the principals of workspace ws by handle.
 func (tx *Tx) Members(ctx context.Context, ws int64) ([]Member, error) {
-	rows, err := tx.query(ctx, `SELECT p.id, p.handle, p.kind, p.display_name, p.created_at, m.role
-		FROM memberships m JOIN principals p ON p.id = m.principal_id
-		WHERE m.workspace_id = ? ORDER BY p.handle`, ws)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Member
-	for rows.Next() {
-		var m Member
+	return queryAll(ctx, tx, func(sc scanner) (m Member, err error) {
 		var kind, role string
 		var created int64
-		if err := rows.Scan(&m.Principal.ID, &m.Principal.Handle, &kind, &m.Principal.DisplayName, &created, &role); err != nil {
-			return nil, err
+		if err := sc.Scan(&m.Principal.ID, &m.Principal.Handle, &kind, &m.Principal.DisplayName, &created, &role); err != nil {
+			return m, err
 		}
 		m.Principal.Kind, m.Principal.CreatedAt, m.Role = atrium.PrincipalKind(kind), fromMicros(created), atrium.Role(role)
-		out = append(out, m)
-	}
-	return out, rows.Err()
+		return m, nil
+	}, `SELECT p.id, p.handle, p.kind, p.display_name, p.created_at, m.role
+		FROM memberships m JOIN principals p ON p.id = m.principal_id
+		WHERE m.workspace_id = ? ORDER BY p.handle`, ws)
 }
 
 // Role returns the role of principal p in workspace ws, or "" when p is not a member.
@@ -168,7 +152,7 @@ func (tx *Tx) CreateToken(ctx context.Context, t atrium.Token, hash string) (atr
 const tokenSelect = `SELECT t.id, t.principal_id, p.handle, t.workspace_id, COALESCE(w.name, ''), t.name, t.created_at, t.last_used_at, t.revoked_at
 	FROM tokens t JOIN principals p ON p.id = t.principal_id LEFT JOIN workspaces w ON w.id = t.workspace_id`
 
-func scanToken(sc interface{ Scan(...any) error }) (atrium.Token, error) {
+func scanToken(sc scanner) (atrium.Token, error) {
 	var t atrium.Token
 	var ws, used, revoked sql.NullInt64
 	var created int64
@@ -202,20 +186,7 @@ func (tx *Tx) Tokens(ctx context.Context, principal int64) ([]atrium.Token, erro
 		q += " WHERE t.principal_id = ?"
 		args = append(args, principal)
 	}
-	rows, err := tx.query(ctx, q+" ORDER BY t.id", args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []atrium.Token
-	for rows.Next() {
-		t, err := scanToken(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, tx, scanToken, q+" ORDER BY t.id", args...)
 }
 
 // RevokeToken marks a token revoked; revoking twice keeps the first time.

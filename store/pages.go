@@ -46,7 +46,7 @@ const pageCols = `p.id, p.uid, p.workspace_id, p.path, p.title, p.icon, p.tags, 
 
 const pageFrom = ` FROM pages p LEFT JOIN principals cb ON cb.id = p.created_by LEFT JOIN principals ub ON ub.id = p.updated_by`
 
-func scanPage(sc interface{ Scan(...any) error }) (atrium.Page, error) {
+func scanPage(sc scanner) (atrium.Page, error) {
 	var (
 		p                atrium.Page
 		tags, access     string
@@ -92,20 +92,7 @@ func (tx *Tx) PagesByID(ctx context.Context, ids []int64) ([]atrium.Page, error)
 	for i, id := range ids {
 		args[i] = id
 	}
-	rows, err := tx.query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []atrium.Page
-	for rows.Next() {
-		p, err := scanPage(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, tx, scanPage, q, args...)
 }
 
 // under returns the condition that keeps the keys of a folder prefix
@@ -402,22 +389,14 @@ func (tx *Tx) ListPages(ctx context.Context, q ListQuery) ([]PageSummary, error)
 	}
 	sqlq += " ORDER BY path_key LIMIT ?"
 	args = append(args, q.Limit)
-	rows, err := tx.query(ctx, sqlq, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []PageSummary
-	for rows.Next() {
-		var s PageSummary
+	return queryAll(ctx, tx, func(sc scanner) (s PageSummary, err error) {
 		var access string
-		if err := rows.Scan(&s.ID, &s.UID, &s.Path, &s.Title, &s.Icon, &access, &s.Revision, &s.Updated, &s.Content); err != nil {
-			return nil, err
+		if err := sc.Scan(&s.ID, &s.UID, &s.Path, &s.Title, &s.Icon, &access, &s.Revision, &s.Updated, &s.Content); err != nil {
+			return s, err
 		}
 		s.Access = atrium.Access(access)
-		out = append(out, s)
-	}
-	return out, rows.Err()
+		return s, nil
+	}, sqlq, args...)
 }
 
 // CountPrivate counts the private pages under a folder prefix.
@@ -438,20 +417,10 @@ type Folder struct {
 // Folders lists the folders under a folder prefix ("" for all), in path order.
 func (tx *Tx) Folders(ctx context.Context, ws int64, prefix string) ([]Folder, error) {
 	cond, args := under("path_key", prefix)
-	rows, err := tx.query(ctx, "SELECT path, pages, public_pages FROM folders WHERE workspace_id = ?"+cond+" ORDER BY path_key", append([]any{ws}, args...)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Folder
-	for rows.Next() {
-		var f Folder
-		if err := rows.Scan(&f.Path, &f.Pages, &f.Public); err != nil {
-			return nil, err
-		}
-		out = append(out, f)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, tx, func(sc scanner) (f Folder, err error) {
+		err = sc.Scan(&f.Path, &f.Pages, &f.Public)
+		return f, err
+	}, "SELECT path, pages, public_pages FROM folders WHERE workspace_id = ?"+cond+" ORDER BY path_key", append([]any{ws}, args...)...)
 }
 
 // FolderExists reports whether pages exist below folder path.
@@ -480,22 +449,14 @@ func (tx *Tx) PageRevisions(ctx context.Context, page, before int64, limit int) 
 	}
 	q += " ORDER BY r.revision DESC LIMIT ?"
 	args = append(args, limit)
-	rows, err := tx.query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []atrium.PageRevision
-	for rows.Next() {
-		var r atrium.PageRevision
+	return queryAll(ctx, tx, func(sc scanner) (r atrium.PageRevision, err error) {
 		var at int64
-		if err := rows.Scan(&r.Revision, &r.Path, &r.ContentHash, &r.Size, &r.Author, &at); err != nil {
-			return nil, err
+		if err := sc.Scan(&r.Revision, &r.Path, &r.ContentHash, &r.Size, &r.Author, &at); err != nil {
+			return r, err
 		}
 		r.CreatedAt = fromMicros(at)
-		out = append(out, r)
-	}
-	return out, rows.Err()
+		return r, nil
+	}, q, args...)
 }
 
 // PageRevision returns one revision of a page with its content, or not_found.
@@ -514,22 +475,14 @@ func (tx *Tx) PageRevision(ctx context.Context, page, revision int64) (atrium.Pa
 
 // LinksFrom lists the links written in a page, in order.
 func (tx *Tx) LinksFrom(ctx context.Context, page int64) ([]atrium.PageLink, error) {
-	rows, err := tx.query(ctx, "SELECT kind, target, target_key, heading, line FROM page_links WHERE source_id = ? ORDER BY id", page)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []atrium.PageLink
-	for rows.Next() {
-		var l atrium.PageLink
+	return queryAll(ctx, tx, func(sc scanner) (l atrium.PageLink, err error) {
 		var kind string
-		if err := rows.Scan(&kind, &l.Target, &l.Key, &l.Heading, &l.Line); err != nil {
-			return nil, err
+		if err := sc.Scan(&kind, &l.Target, &l.Key, &l.Heading, &l.Line); err != nil {
+			return l, err
 		}
 		l.Kind = atrium.LinkKind(kind)
-		out = append(out, l)
-	}
-	return out, rows.Err()
+		return l, nil
+	}, "SELECT kind, target, target_key, heading, line FROM page_links WHERE source_id = ? ORDER BY id", page)
 }
 
 // An IncomingLink is a link to a page, from another.
@@ -549,24 +502,16 @@ func (tx *Tx) LinksTo(ctx context.Context, ws int64, keys []string) ([]IncomingL
 	for _, k := range keys {
 		args = append(args, k)
 	}
-	rows, err := tx.query(ctx, `SELECT l.source_id, p.path, p.title, l.kind, l.target, l.target_key, l.heading, l.line
-		FROM page_links l JOIN pages p ON p.id = l.source_id
-		WHERE l.workspace_id = ? AND l.target_key IN (`+placeholders(len(keys))+`) ORDER BY p.path_key, l.id`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []IncomingLink
-	for rows.Next() {
-		var l IncomingLink
+	return queryAll(ctx, tx, func(sc scanner) (l IncomingLink, err error) {
 		var kind string
-		if err := rows.Scan(&l.SourceID, &l.SourcePath, &l.SourceTitle, &kind, &l.Target, &l.Key, &l.Heading, &l.Line); err != nil {
-			return nil, err
+		if err := sc.Scan(&l.SourceID, &l.SourcePath, &l.SourceTitle, &kind, &l.Target, &l.Key, &l.Heading, &l.Line); err != nil {
+			return l, err
 		}
 		l.Kind = atrium.LinkKind(kind)
-		out = append(out, l)
-	}
-	return out, rows.Err()
+		return l, nil
+	}, `SELECT l.source_id, p.path, p.title, l.kind, l.target, l.target_key, l.heading, l.line
+		FROM page_links l JOIN pages p ON p.id = l.source_id
+		WHERE l.workspace_id = ? AND l.target_key IN (`+placeholders(len(keys))+`) ORDER BY p.path_key, l.id`, args...)
 }
 
 // A Target is a page a link key may resolve to, and how it matched.

@@ -131,20 +131,10 @@ func (tx *Tx) SearchCandidates(ctx context.Context, ws int64, m Match, f Candida
 
 // ids runs a query of one ID column.
 func (tx *Tx) ids(ctx context.Context, q string, args ...any) ([]int64, error) {
-	rows, err := tx.query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("search candidates: %w", err)
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return queryAll(ctx, tx, func(sc scanner) (id int64, err error) {
+		err = sc.Scan(&id)
+		return id, err
+	}, q, args...)
 }
 
 // CountCandidates counts the pages of workspace ws that m and f select.
@@ -236,23 +226,15 @@ func (tx *Tx) SearchDocs(ctx context.Context, ids []int64) ([]SearchDoc, error) 
 	for i, id := range ids {
 		args[i] = id
 	}
-	rows, err := tx.query(ctx, "SELECT id, uid, path, title, tags, headings, content, access FROM pages WHERE id IN ("+placeholders(len(ids))+")", args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []SearchDoc
-	for rows.Next() {
-		var d SearchDoc
+	return queryAll(ctx, tx, func(sc scanner) (d SearchDoc, err error) {
 		var tags, access string
-		if err := rows.Scan(&d.ID, &d.UID, &d.Path, &d.Title, &tags, &d.Headings, &d.Content, &access); err != nil {
-			return nil, err
+		if err := sc.Scan(&d.ID, &d.UID, &d.Path, &d.Title, &tags, &d.Headings, &d.Content, &access); err != nil {
+			return d, err
 		}
 		d.Access = atrium.Access(access)
 		if err := jsonUnmarshalStrings(tags, &d.Tags); err != nil {
-			return nil, err
+			return d, err
 		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+		return d, nil
+	}, "SELECT id, uid, path, title, tags, headings, content, access FROM pages WHERE id IN ("+placeholders(len(ids))+")", args...)
 }

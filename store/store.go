@@ -338,6 +338,27 @@ func (tx *Tx) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
 	return tx.plain().QueryRowContext(ctx, tx.db.rebind(q), args...)
 }
 
+// scanner is one row to read: *sql.Row or *sql.Rows.
+type scanner interface{ Scan(...any) error }
+
+// queryAll runs q and reads every row it returns with scan.
+func queryAll[T any](ctx context.Context, tx *Tx, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
+	rows, err := tx.query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 type querier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
