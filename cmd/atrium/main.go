@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"os/user"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -27,6 +28,7 @@ import (
 )
 
 func main() {
+	tuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := newRootCmd(os.Stdin, os.Stdout, os.Stderr).ExecuteContext(ctx)
 	stop()
@@ -37,6 +39,19 @@ func main() {
 		}
 		fmt.Fprintln(os.Stderr, "atrium:", err)
 		os.Exit(1)
+	}
+}
+
+// tuneGC collects garbage half as often as Go's default unless GOGC says
+// otherwise. The MCP SDK decodes every JSON-RPC message with fresh 32 KiB
+// buffers, several times per message, so one tool call allocates about half a
+// megabyte that dies at once. Against Atrium's few megabytes of live heap,
+// GOGC=100 then runs a collection every few calls and costs a quarter of the
+// CPU of a call; at 200 it costs a few megabytes of heap and gives back a
+// quarter of the calls per second (whoami over HTTP: 11.5k -> 14.6k in 12 s).
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(200)
 	}
 }
 
