@@ -58,7 +58,9 @@ type Server struct {
 	sdkLog   *slog.Logger
 	toolsets []*Toolset
 	tools    []*Tool
-	defs     map[string]*mcp.Tool // tool definitions as listed, by name
+	// listed are the tool definitions as tools/list sends them, by name,
+	// encoded once in the background from New (see encodedSchemas).
+	listed func() map[string]*mcp.Tool
 
 	ctx    context.Context // ends background work of the built servers
 	cancel context.CancelFunc
@@ -81,7 +83,6 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.toolsets = enabled
-	s.defs = map[string]*mcp.Tool{}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	for _, ts := range enabled {
 		for _, t := range ts.Tools {
@@ -90,9 +91,12 @@ func New(cfg Config) (*Server, error) {
 				continue
 			}
 			s.tools = append(s.tools, t)
-			s.defs[t.Def.Name] = t.Def
 		}
 	}
+	s.listed = sync.OnceValue(s.encodeDefs)
+	// Encoding the schemas takes longer than the rest of a cold start's way
+	// to its first tools/list; begun now, it runs beside that way.
+	go s.listed()
 	if cfg.Events != nil {
 		events, stop := cfg.Events()
 		go func() {

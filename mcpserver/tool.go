@@ -167,13 +167,36 @@ func (s *Server) advertiseErrors(next mcp.MethodHandler) mcp.MethodHandler {
 		out := *list
 		out.Tools = make([]*mcp.Tool, len(list.Tools))
 		for i, t := range list.Tools {
-			if def := s.defs[t.Name]; def != nil {
+			if def := s.listed()[t.Name]; def != nil {
 				t = def
 			}
 			out.Tools[i] = t
 		}
 		return &out, nil
 	}
+}
+
+// encodeDefs returns the definitions of the tools with their schemas
+// encoded, as tools/list sends them. jsonschema encodes a schema slowly —
+// 8 ms for the whole list, on every tools/list — and the schemas never change.
+func (s *Server) encodeDefs() map[string]*mcp.Tool {
+	defs := make(map[string]*mcp.Tool, len(s.tools))
+	for _, t := range s.tools {
+		d := *t.Def
+		for _, sch := range []*any{&d.InputSchema, &d.OutputSchema} {
+			if *sch == nil {
+				continue
+			}
+			b, err := json.Marshal(*sch)
+			if err != nil { // tests encode every schema: this is a bug
+				s.log.Error("encode tool schema", "tool", d.Name, "err", err)
+				continue
+			}
+			*sch = json.RawMessage(b)
+		}
+		defs[d.Name] = &d
+	}
+	return defs
 }
 
 // callerError logs an internal error and replaces it with one safe to show.
