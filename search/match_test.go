@@ -257,3 +257,54 @@ func FuzzMatchIsCandidate(f *testing.F) {
 		}
 	})
 }
+
+// MatchWords must agree with Match, to the bit, on every query it is meant
+// for: ranking reads one or the other depending on the query's shape.
+func FuzzMatchWordsIsMatch(f *testing.F) {
+	f.Add("how do we deploy the staging server", "Deploy", "ops", "Staging", "we deploy daily to staging")
+	f.Add("arch* -legacy café", "Architecture", "arch", "Archive", "naïve résumé arch archive legacy")
+	f.Add("+review p99 -canary", "", "", "", prose(3, 400))
+	f.Add("ÉCOLE école ecole*", "Ecole", "", "", "L'École des Beaux-Arts")
+	f.Fuzz(func(t *testing.T, q, title, tags, headings, body string) {
+		query, err := search.ParseQuery(q)
+		if err != nil || slices.ContainsFunc(query.Terms, func(t search.Term) bool { return t.Phrase != nil }) {
+			return
+		}
+		d := doc(title, tags, headings, body)
+		fields := search.Fields{
+			Text: [4]string{title, tags, headings, body},
+			Lens: [4]int{len(d.Title), len(d.Tags), len(d.Headings), len(d.Body)},
+		}
+		df := func(t search.Term) int { return len(t.Text) % 7 }
+		want, wantOK := search.Match(query, d, stats, df)
+		got, gotOK := search.MatchWords(query, fields, stats, df)
+		if got != want || gotOK != wantOK {
+			t.Fatalf("MatchWords(%q) = %v, %v; Match = %v, %v", q, got, gotOK, want, wantOK)
+		}
+	})
+}
+
+func TestMatchWordsOnProse(t *testing.T) {
+	t.Parallel()
+	queries := []string{"deploy", "how do we deploy the server", "arch* review -canary", "+error budget", "café naive", "2024 v2", "nothing here"}
+	matched := 0
+	for seed := range uint64(200) {
+		title, body := prose(seed, 30), prose(seed+1000, 2000)
+		d := doc(title, "", "", body)
+		fields := search.Fields{Text: [4]string{title, "", "", body}, Lens: [4]int{len(d.Title), 0, 0, len(d.Body)}}
+		for _, q := range queries {
+			query := mustParse(t, q)
+			want, wantOK := search.Match(query, d, stats, df1)
+			got, gotOK := search.MatchWords(query, fields, stats, df1)
+			if got != want || gotOK != wantOK {
+				t.Fatalf("seed %d, %q: MatchWords = %v, %v; Match = %v, %v", seed, q, got, gotOK, want, wantOK)
+			}
+			if gotOK {
+				matched++
+			}
+		}
+	}
+	if matched < 200 {
+		t.Fatalf("only %d matches: the corpus no longer exercises scoring", matched)
+	}
+}

@@ -72,27 +72,34 @@ func TokenizeFunc(text string, fn func(tok string, start, end int)) {
 func scan(text string, emit func(tok []byte, start, end int)) {
 	s := scanner{emit: emit, start: -1}
 	for i := 0; i < len(text); {
-		// ASCII is most text and needs no tables.
+		// ASCII is most text and needs no tables: a run of letters and
+		// digits is copied lower-cased in one go.
 		if c := text[i]; c < utf8.RuneSelf {
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			switch {
-			case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
-				if s.start < 0 {
-					s.start = i
+			if asciiWord[c] == 0 {
+				if s.start >= 0 {
+					s.flush()
 				}
-				if s.n < len(s.buf) {
-					s.buf[s.n] = c
-					s.n++
-				} else {
-					s.long = true
-				}
-				s.end = i + 1
-			case s.start >= 0:
-				s.flush()
+				i++
+				continue
 			}
-			i++
+			j := i + 1
+			for j < len(text) && text[j] < utf8.RuneSelf && asciiWord[text[j]] != 0 {
+				j++
+			}
+			if s.start < 0 {
+				s.start = i
+			}
+			s.end = j
+			if s.n+j-i > len(s.buf) {
+				s.long = true
+			} else {
+				buf := s.buf[s.n : s.n+j-i]
+				for k := range buf {
+					buf[k] = asciiWord[text[i+k]]
+				}
+				s.n += j - i
+			}
+			i = j
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
@@ -110,6 +117,18 @@ func scan(text string, emit func(tok []byte, start, end int)) {
 	}
 	s.flush()
 }
+
+// asciiWord maps the ASCII letters and digits to their lower case, and every
+// other ASCII byte to 0.
+var asciiWord = func() (t [utf8.RuneSelf]byte) {
+	for c := byte('0'); c <= '9'; c++ {
+		t[c] = c
+	}
+	for c := byte('a'); c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = c, c
+	}
+	return t
+}()
 
 // Hangul syllable decomposition, from the Unicode standard, section 3.12.
 const (

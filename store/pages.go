@@ -204,13 +204,7 @@ func (tx *Tx) UpdatePage(ctx context.Context, p *atrium.Page, idx PageIndex, act
 			return err
 		}
 	}
-	if err := tx.adjustStats(ctx, p.WorkspaceID, 0, old, -1); err != nil {
-		return err
-	}
-	if err := tx.adjustStats(ctx, p.WorkspaceID, 0, idx.Lens, 1); err != nil {
-		return err
-	}
-	return tx.writeIndex(ctx, p, idx, true)
+	return tx.replaceIndex(ctx, p, old, idx)
 }
 
 // DeletePage removes a page with its history, links, attachments and index entries.
@@ -293,15 +287,13 @@ func (tx *Tx) writeIndex(ctx context.Context, p *atrium.Page, idx PageIndex, rep
 		if replace {
 			tx.fts = append(tx.fts, ftsOp{"DELETE FROM page_fts WHERE rowid = ?", []any{p.ID}})
 		}
-		tx.fts = append(tx.fts, ftsOp{"INSERT INTO page_fts (rowid, ws, tokens) VALUES (?, ?, ?)", []any{p.ID, wsToken(p.WorkspaceID), strings.Join(tokens, " ")}})
+		tx.fts = append(tx.fts, ftsOp{"INSERT INTO page_fts (rowid, tokens) VALUES (?, ?)", []any{p.ID, ftsTokens(p.WorkspaceID, tokens)}})
 		return nil
 	default:
 		_, err := tx.exec(ctx, "UPDATE pages SET tsv = array_to_tsvector(?::text[]) WHERE id = ?", tokens, p.ID)
 		return err
 	}
 }
-
-func wsToken(ws int64) string { return fmt.Sprintf("w%d", ws) }
 
 // addFolders adds delta to the page counts of every folder above path,
 // creating folders that appear and dropping those that empty.
@@ -430,10 +422,15 @@ func (tx *Tx) FolderExists(ctx context.Context, ws int64, path string) (bool, er
 	return n > 0, err
 }
 
-// PageCount counts the pages of a workspace.
+// PageCount counts the pages of workspace ws, or of every workspace when ws is 0.
 func (tx *Tx) PageCount(ctx context.Context, ws int64) (int, error) {
 	var n int
-	err := tx.queryRow(ctx, "SELECT COUNT(*) FROM pages WHERE workspace_id = ?", ws).Scan(&n)
+	var err error
+	if ws == 0 {
+		err = tx.queryRow(ctx, "SELECT COUNT(*) FROM pages").Scan(&n)
+	} else {
+		err = tx.queryRow(ctx, "SELECT COUNT(*) FROM pages WHERE workspace_id = ?", ws).Scan(&n)
+	}
 	return n, err
 }
 
@@ -629,4 +626,55 @@ func (tx *Tx) FolderPages(ctx context.Context, ws int64, folders []string) (map[
 		}
 	}
 	return out, nil
+}
+
+// PagesAfter returns up to limit pages of every workspace whose IDs follow
+// after, in ID order: a walk over all pages in chunks.
+func (tx *Tx) PagesAfter(ctx context.Context, after int64, limit int) ([]atrium.Page, error) {
+	return queryAll(ctx, tx, scanPage, "SELECT "+pageCols+pageFrom+" WHERE p.id > ? ORDER BY p.id LIMIT ?", after, limit)
+}
+
+// ReindexPage replaces what the store derived from p's content (headings,
+// field lengths, tags, links, search tokens) with idx, leaving the page and
+// its history as they are.
+func (tx *Tx) ReindexPage(ctx context.Context, p *atrium.Page, idx PageIndex) error {
+	var old [4]int
+	err := tx.queryRow(ctx, "SELECT title_len, tags_len, headings_len, body_len FROM pages WHERE id = ?", p.ID).Scan(&old[0], &old[1], &old[2], &old[3])
+	if errors.Is(err, sql.ErrNoRows) {
+		return atrium.Errorf(atrium.ENotFound, "Page not found at path: %s", p.Path)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := tx.exec(ctx, "UPDATE pages SET headings = ?, title_len = ?, tags_len = ?, headings_len = ?, body_len = ? WHERE id = ?",
+		idx.Headings, idx.Lens[0], idx.Lens[1], idx.Lens[2], idx.Lens[3], p.ID); err != nil {
+		return err
+	}
+	return tx.replaceIndex(ctx, p, old, idx)
+}
+
+// replaceIndex moves the workspace's search figures from the page's old
+// field lengths to idx's and rewrites its index entries.
+func (tx *Tx) replaceIndex(ctx context.Context, p *atrium.Page, old [4]int, idx PageIndex) error {
+	if err := tx.adjustStats(ctx, p.WorkspaceID, 0, old, -1); err != nil {
+		return err
+	}
+	if err := tx.adjustStats(ctx, p.WorkspaceID, 0, idx.Lens, 1); err != nil {
+		return err
+	}
+	return tx.writeIndex(ctx, p, idx, true)
+}
+
+// OptimizeSearch merges SQLite's full-text index into one segment, which
+// makes queries after a bulk write several times cheaper than the many small
+// segments the writes left. It holds the write lock for a few seconds at 100k
+// pages. PostgreSQL's GIN index needs nothing of the kind.
+func (db *DB) OptimizeSearch(ctx context.Context) error {
+	if db.engine != SQLite {
+		return nil
+	}
+	return db.Update(ctx, func(tx *Tx) error {
+		_, err := tx.exec(ctx, "INSERT INTO page_fts (page_fts) VALUES ('optimize')")
+		return err
+	})
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/atrium-hq/atrium"
@@ -28,13 +29,15 @@ type CandidateFilter struct {
 
 func (m Match) empty() bool { return len(m.AllOf) == 0 && len(m.AnyOf) == 0 }
 
-// ftsExpr is m as an FTS5 query on the tokens column, within workspace ws.
+// ftsExpr is m as an FTS5 query within workspace ws, whose tokens the index
+// holds as "w<ws>_<token>" (see ftsTokens).
 func (m Match) ftsExpr(ws int64) string {
+	prefix := wsPrefix(ws)
 	term := func(t string) string {
 		if p, ok := strings.CutSuffix(t, "*"); ok {
-			return `"` + p + `"*`
+			return `"` + prefix + p + `"*`
 		}
-		return `"` + t + `"`
+		return `"` + prefix + t + `"`
 	}
 	var parts []string
 	for _, t := range m.AllOf {
@@ -47,11 +50,35 @@ func (m Match) ftsExpr(ws int64) string {
 		}
 		parts = append(parts, "("+strings.Join(alts, " OR ")+")")
 	}
-	expr := "tokens : (" + strings.Join(parts, " AND ") + ")"
+	expr := "(" + strings.Join(parts, " AND ") + ")"
 	for _, t := range m.NoneOf {
-		expr += " NOT tokens : " + term(t)
+		expr += " NOT " + term(t)
 	}
-	return `ws : "` + wsToken(ws) + `" AND ` + expr
+	return expr
+}
+
+// wsPrefix is what the full-text index puts before every token of workspace
+// ws. Search tokens are letters and digits only, so "_" cannot be part of one
+// and "w1_" + token never equals "w12_" + another.
+func wsPrefix(ws int64) string { return "w" + strconv.FormatInt(ws, 10) + "_" }
+
+// ftsTokens is the tokens column of a page of workspace ws.
+func ftsTokens(ws int64, tokens []string) string {
+	prefix := wsPrefix(ws)
+	var b strings.Builder
+	n := 0
+	for _, t := range tokens {
+		n += len(prefix) + len(t) + 1
+	}
+	b.Grow(n)
+	for i, t := range tokens {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(prefix)
+		b.WriteString(t)
+	}
+	return b.String()
 }
 
 // tsquery is m as a PostgreSQL tsquery over the token lexemes.
@@ -102,8 +129,8 @@ func (tx *Tx) SearchCandidates(ctx context.Context, ws int64, m Match, f Candida
 	var q string
 	var args []any
 	switch {
-	case tx.db.engine == SQLite && f.Prefix == "" && len(f.Tags) == 0 && f.IncludePrivate:
-		// The index alone answers: it holds the workspace too.
+	case tx.db.engine == SQLite && f.indexOnly():
+		// The index alone answers: its tokens carry the workspace.
 		q = "SELECT rowid AS id FROM page_fts WHERE page_fts MATCH ?"
 		args = []any{m.ftsExpr(ws)}
 		if f.Limit > 0 {
@@ -112,8 +139,8 @@ func (tx *Tx) SearchCandidates(ctx context.Context, ws int64, m Match, f Candida
 		}
 		return tx.ids(ctx, q, args...)
 	case tx.db.engine == SQLite:
-		q = "SELECT p.id FROM page_fts JOIN pages p ON p.id = page_fts.rowid WHERE page_fts MATCH ? AND p.workspace_id = ?"
-		args = []any{m.ftsExpr(ws), ws}
+		q = "SELECT p.id FROM page_fts JOIN pages p ON p.id = page_fts.rowid WHERE page_fts MATCH ?"
+		args = []any{m.ftsExpr(ws)}
 	default:
 		q = "SELECT p.id FROM pages p WHERE p.workspace_id = ? AND p.tsv @@ ?::tsquery"
 		args = []any{ws, m.tsquery()}
@@ -147,17 +174,27 @@ func (tx *Tx) CountCandidates(ctx context.Context, ws int64, m Match, f Candidat
 	}
 	var q string
 	var args []any
-	if tx.db.engine == SQLite {
-		q = "SELECT COUNT(*) FROM page_fts JOIN pages p ON p.id = page_fts.rowid WHERE page_fts MATCH ? AND p.workspace_id = ?"
-		args = []any{m.ftsExpr(ws), ws}
-	} else {
+	switch {
+	case tx.db.engine == SQLite && f.indexOnly():
+		q = "SELECT COUNT(*) FROM page_fts WHERE page_fts MATCH ?"
+		args = []any{m.ftsExpr(ws)}
+	case tx.db.engine == SQLite:
+		q = "SELECT COUNT(*) FROM page_fts JOIN pages p ON p.id = page_fts.rowid WHERE page_fts MATCH ?"
+		args = []any{m.ftsExpr(ws)}
+	default:
 		q = "SELECT COUNT(*) FROM pages p WHERE p.workspace_id = ? AND p.tsv @@ ?::tsquery"
 		args = []any{ws, m.tsquery()}
 	}
-	cond, cargs := filterSQL(f)
+	cond, cargs := filterSQL(f) // nothing when indexOnly
 	var n int
 	err := tx.queryRow(ctx, q+cond, append(args, cargs...)...).Scan(&n)
 	return n, err
+}
+
+// indexOnly reports whether f selects nothing beyond the workspace, which
+// SQLite's full-text index answers alone.
+func (f CandidateFilter) indexOnly() bool {
+	return f.Prefix == "" && len(f.Tags) == 0 && f.IncludePrivate
 }
 
 // filterSQL is the SQL of a candidate filter, on pages p.
@@ -215,6 +252,7 @@ type SearchDoc struct {
 	Content  string
 	Access   atrium.Access
 	UID      string
+	Lens     [4]int // search tokens in title, tags, headings, body
 }
 
 // SearchDocs loads candidates for ranking.
@@ -228,7 +266,7 @@ func (tx *Tx) SearchDocs(ctx context.Context, ids []int64) ([]SearchDoc, error) 
 	}
 	return queryAll(ctx, tx, func(sc scanner) (d SearchDoc, err error) {
 		var tags, access string
-		if err := sc.Scan(&d.ID, &d.UID, &d.Path, &d.Title, &tags, &d.Headings, &d.Content, &access); err != nil {
+		if err := sc.Scan(&d.ID, &d.UID, &d.Path, &d.Title, &tags, &d.Headings, &d.Content, &access, &d.Lens[0], &d.Lens[1], &d.Lens[2], &d.Lens[3]); err != nil {
 			return d, err
 		}
 		d.Access = atrium.Access(access)
@@ -236,5 +274,5 @@ func (tx *Tx) SearchDocs(ctx context.Context, ids []int64) ([]SearchDoc, error) 
 			return d, err
 		}
 		return d, nil
-	}, "SELECT id, uid, path, title, tags, headings, content, access FROM pages WHERE id IN ("+placeholders(len(ids))+")", args...)
+	}, "SELECT id, uid, path, title, tags, headings, content, access, title_len, tags_len, headings_len, body_len FROM pages WHERE id IN ("+placeholders(len(ids))+")", args...)
 }

@@ -190,6 +190,10 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 		a.close()
 		return nil, err
 	}
+	if _, err := a.docs.EnsureIndex(ctx); err != nil {
+		a.close()
+		return nil, fmt.Errorf("rebuild search index: %w", err)
+	}
 	return a, nil
 }
 

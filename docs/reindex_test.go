@@ -1,0 +1,171 @@
+package docs_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/identity"
+	"github.com/atrium-hq/atrium/store"
+	"github.com/atrium-hq/atrium/store/storetest"
+)
+
+var reindexPages = map[string]string{
+	"Ops/Backups.md":      "---\ntags: [ops]\n---\n# Backups\n\nDatabase backups run nightly at two.\n",
+	"Eng/Schema.md":       "# Schema\n\nThe database schema has three tables. See [[Backups]].\n",
+	"Eng/Architecture.md": "# Architecture\n\nSee the architecture diagram below.\n",
+}
+
+var reindexQueries = []string{"database", "nightly backups", "arch*", `"three tables"`}
+
+// openEnv opens the store at dsn with a writer of workspace default.
+func openEnv(t *testing.T, dsn string) *env {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ids := identity.New(db, nil)
+	t.Cleanup(ids.Close)
+	if _, err := ids.Bootstrap(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	a, err := ids.LocalActor(ctx, "writer", "", atrium.KindAgent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{db: db, svc: docs.New(db, nil), ids: ids, ctx: atrium.NewContextWithActor(ctx, a)}
+}
+
+func (v *env) searchAll(t *testing.T) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, q := range reindexQueries {
+		out[q] = paths(v.search(t, docs.SearchRequest{Query: q}))
+	}
+	return out
+}
+
+func ensureIndex(t *testing.T, v *env, want int) {
+	t.Helper()
+	n, err := v.svc.EnsureIndex(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != want {
+		t.Fatalf("EnsureIndex rebuilt %d pages, want %d", n, want)
+	}
+}
+
+// The SQLite migration that changed the index's form starts it empty; the
+// next start must rebuild it from the pages, so that an upgraded workspace
+// finds what it found before.
+func TestSearchIndexIsRebuiltAfterTheMigrationResetsIt(t *testing.T) {
+	dsn := storetest.SQLiteDSN(t)
+	v := openEnv(t, dsn)
+	ensureIndex(t, v, 0) // a new store: nothing to rebuild
+	for p, c := range reindexPages {
+		v.write(t, p, c)
+	}
+	want := v.searchAll(t)
+	if len(want["database"]) != 2 || len(want["arch*"]) != 1 {
+		t.Fatalf("before: %v", want)
+	}
+	ensureIndex(t, v, 0) // current: one read, no rebuild
+	v.db.Close()
+
+	// Run the migration again, as an upgrade from the version before it would.
+	raw, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec("DELETE FROM schema_migrations WHERE name = '0005_search_tokens.sql'"); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+
+	v = openEnv(t, dsn)
+	if got := v.searchAll(t); len(got["database"]) != 0 {
+		t.Fatalf("the migration left the index with %v; the test no longer tests a rebuild", got)
+	}
+	ensureIndex(t, v, len(reindexPages))
+	if diff := cmp.Diff(want, v.searchAll(t)); diff != "" {
+		t.Errorf("search after the rebuild (-before +after):\n%s", diff)
+	}
+	links, err := v.svc.Links(v.ctx, "Ops/Backups.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(links.Incoming) != 1 {
+		t.Errorf("incoming links after the rebuild: %+v", links.Incoming)
+	}
+	ensureIndex(t, v, 0)
+}
+
+// Every workspace's tokens share one index, keyed by the workspace: no query
+// of one workspace — word, prefix or phrase — may reach another's pages, even
+// where the keys look alike (workspace 1's "2x" and workspace 12's "x").
+func TestSearchKeepsWorkspacesApart(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		ctx := context.Background()
+		var other *atrium.Actor
+		for i := range 11 {
+			name := fmt.Sprintf("team%d", i)
+			if _, err := v.ids.CreateWorkspace(ctx, name, ""); err != nil {
+				t.Fatal(err)
+			}
+			a, err := v.ids.LocalActor(ctx, "writer", name, atrium.KindAgent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			other = a
+		}
+		if other.Workspace.ID != 12 {
+			t.Fatalf("the last workspace is %d, want 12", other.Workspace.ID)
+		}
+		one := v.ctx
+		twelve := atrium.NewContextWithActor(ctx, other)
+		write := func(ctx context.Context, path, content string) {
+			if _, err := v.svc.WritePage(ctx, docs.WriteRequest{Path: path, Content: content}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		write(one, "One.md", "# One\n\n2alpha shared words\n")
+		write(twelve, "Twelve.md", "# Twelve\n\nalpha shared words\n")
+		for _, c := range []struct {
+			ctx   context.Context
+			query string
+			want  []string
+		}{
+			{one, "alpha", nil},
+			{one, "alpha*", nil},
+			{one, "2a*", []string{"One.md"}},
+			{one, "2alpha", []string{"One.md"}},
+			{one, "shared", []string{"One.md"}},
+			{one, `"shared words"`, []string{"One.md"}},
+			{twelve, "2alpha", nil},
+			{twelve, "alpha*", []string{"Twelve.md"}},
+			{twelve, "shared", []string{"Twelve.md"}},
+			{twelve, "+shared -alpha", nil},
+		} {
+			res, err := v.svc.Search(c.ctx, docs.SearchRequest{Query: c.query})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(c.want, paths(res)); diff != "" {
+				t.Errorf("workspace %d, %q (-want +got):\n%s", atrium.ActorFromContext(c.ctx).Workspace.ID, c.query, diff)
+			}
+			if res.Total != len(c.want) {
+				t.Errorf("workspace %d, %q: total %d, want %d", atrium.ActorFromContext(c.ctx).Workspace.ID, c.query, res.Total, len(c.want))
+			}
+		}
+	})
+}
