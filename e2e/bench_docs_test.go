@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"iter"
 	"os"
 	"os/exec"
@@ -165,24 +167,53 @@ func BenchmarkDocs(b *testing.B) {
 			})
 		})
 		// Cold start: a new `atrium mcp` process, to a complete tools/list.
+		// The client is a plain JSON-RPC exchange on the pipes, so that the
+		// figure is the server's: the Go SDK client alone adds ~10 ms of its
+		// own work on the 57 KB list.
 		b.Run(fmt.Sprintf("pages=%d/cold-start-to-tools-list", n), func(b *testing.B) {
 			lat := make([]time.Duration, 0, b.N)
 			for range b.N {
-				t0 := time.Now()
-				cmd := exec.Command(binary, "--data-dir", dir, "mcp")
-				cmd.Env = append(cleanEnv(), "ATRIUM_AGENT=bench")
-				cs, err := newClient().Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := cs.ListTools(context.Background(), nil); err != nil {
-					b.Fatal(err)
-				}
-				lat = append(lat, time.Since(t0))
-				cs.Close()
+				lat = append(lat, coldToolsList(b, dir))
 			}
 			slices.Sort(lat)
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 		})
 	}
+}
+
+// coldToolsList starts `atrium mcp` on the store in dir, initializes and
+// lists the tools, and returns how long that took; then it ends the process.
+func coldToolsList(b *testing.B, dir string) time.Duration {
+	t0 := time.Now()
+	cmd := exec.Command(binary, "--data-dir", dir, "mcp")
+	cmd.Env = append(cleanEnv(), "ATRIUM_AGENT=bench")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	out := bufio.NewReaderSize(stdout, 128<<10)
+	exchange := func(msg string, want string) {
+		if _, err := io.WriteString(stdin, msg); err != nil {
+			b.Fatal(err)
+		}
+		line, err := out.ReadString('\n')
+		if err != nil || !strings.Contains(line, want) {
+			b.Fatalf("%s: %v %.200s", msg, err, line)
+		}
+	}
+	exchange(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`+"\n", `"id":1,"result"`)
+	exchange(`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n", `"read_page"`)
+	took := time.Since(t0)
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		b.Fatal(err)
+	}
+	return took
 }
