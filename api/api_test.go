@@ -16,6 +16,7 @@ import (
 	"github.com/atrium-hq/atrium/authn"
 	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/identity"
+	"github.com/atrium-hq/atrium/identity/identitytest"
 	"github.com/atrium-hq/atrium/review"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
@@ -30,11 +31,7 @@ func mustServer(t *testing.T, e store.Engine) *server {
 	t.Helper()
 	ctx := context.Background()
 	db := storetest.MustOpen(t, e, nil)
-	ids := identity.New(db, nil)
-	t.Cleanup(ids.Close)
-	if _, err := ids.Bootstrap(ctx, false); err != nil {
-		t.Fatal(err)
-	}
+	ids := identitytest.New(t, db)
 	if _, err := ids.CreateWorkspace(ctx, "other", ""); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/identity"
+	"github.com/atrium-hq/atrium/identity/identitytest"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
 )
@@ -22,17 +23,15 @@ type env struct {
 
 func mustEnv(t testing.TB, e store.Engine) *env {
 	t.Helper()
-	db := storetest.MustOpen(t, e, nil)
-	ids := identity.New(db, nil)
-	t.Cleanup(ids.Close)
+	return newEnv(t, storetest.MustOpen(t, e, nil))
+}
+
+// newEnv is the docs service over db, with a writer of workspace default.
+func newEnv(t testing.TB, db *store.DB) *env {
+	t.Helper()
+	ids := identitytest.New(t, db)
+	a := identitytest.Agent(t, ids, "writer", "")
 	ctx := context.Background()
-	if _, err := ids.Bootstrap(ctx, false); err != nil {
-		t.Fatal(err)
-	}
-	a, err := ids.LocalActor(ctx, "writer", "", atrium.KindAgent)
-	if err != nil {
-		t.Fatal(err)
-	}
 	return &env{db: db, svc: docs.New(db, nil), ids: ids, ctx: atrium.NewContextWithActor(ctx, a),
 		anon: atrium.NewContextWithActor(ctx, &atrium.Actor{Workspace: a.Workspace})}
 }

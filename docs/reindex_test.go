@@ -10,7 +10,6 @@ import (
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/docs"
-	"github.com/atrium-hq/atrium/identity"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
 )
@@ -26,22 +25,12 @@ var reindexQueries = []string{"database", "nightly backups", "arch*", `"three ta
 // openEnv opens the store at dsn with a writer of workspace default.
 func openEnv(t *testing.T, dsn string) *env {
 	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, dsn, nil)
+	db, err := store.Open(context.Background(), dsn, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	ids := identity.New(db, nil)
-	t.Cleanup(ids.Close)
-	if _, err := ids.Bootstrap(ctx, false); err != nil {
-		t.Fatal(err)
-	}
-	a, err := ids.LocalActor(ctx, "writer", "", atrium.KindAgent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &env{db: db, svc: docs.New(db, nil), ids: ids, ctx: atrium.NewContextWithActor(ctx, a)}
+	return newEnv(t, db)
 }
 
 func (v *env) searchAll(t *testing.T) map[string][]string {

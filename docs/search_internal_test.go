@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/identity"
+	"github.com/atrium-hq/atrium/identity/identitytest"
 	"github.com/atrium-hq/atrium/internal/vaultgen"
 	"github.com/atrium-hq/atrium/search"
 	"github.com/atrium-hq/atrium/store"
@@ -19,18 +19,10 @@ import (
 func TestRankByTermEqualsRankAll(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.MustOpen(t, store.SQLite, nil)
-	ids := identity.New(db, nil)
-	defer ids.Close()
-	if _, err := ids.Bootstrap(ctx, false); err != nil {
-		t.Fatal(err)
-	}
-	a, err := ids.LocalActor(ctx, "t", "", atrium.KindAgent)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := identitytest.Agent(t, identitytest.New(t, db), "t", "")
 	ctx = atrium.NewContextWithActor(ctx, a)
 	svc := New(db, nil)
-	err = vaultgen.Generate(3, 600, func(p vaultgen.Page) error {
+	err := vaultgen.Generate(3, 600, func(p vaultgen.Page) error {
 		_, err := svc.WritePage(ctx, WriteRequest{Path: p.Path, Content: p.Content})
 		return err
 	})

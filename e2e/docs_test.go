@@ -13,17 +13,8 @@ import (
 // whatever surface made it: another MCP session, REST, another process.
 func TestPageSubscriptionsHearEverySurface(t *testing.T) {
 	srv := startServe(t, "")
-	updates := make(chan string, 16)
-	client := mcp.NewClient(&mcp.Implementation{Name: "subscriber", Version: "1"}, &mcp.ClientOptions{
-		Capabilities:           &mcp.ClientCapabilities{},
-		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updates <- r.Params.URI },
-	})
+	sub, updates := subscriber(t, srv)
 	ctx := context.Background()
-	sub, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.MCP(), HTTPClient: bearer(srv.AdminToken, ""), MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Close()
 	writer := connectHTTP(t, srv.MCP(), srv.AdminToken, "")
 	if res := callTool(t, writer, "write_page", map[string]any{"path": "Team/Plan.md", "content": "# Plan"}); res.IsError {
 		t.Fatal(res.Content)
@@ -78,4 +69,21 @@ func TestPageSubscriptionsHearEverySurface(t *testing.T) {
 	if err != nil || !strings.Contains(final.Contents[0].Text, "- from the CLI") {
 		t.Fatalf("final read: %+v %v", final, err)
 	}
+}
+
+// subscriber is an admin session over HTTP that reports the URI of every
+// notifications/resources/updated it receives; it closes when t ends.
+func subscriber(t *testing.T, srv *server) (*mcp.ClientSession, <-chan string) {
+	t.Helper()
+	updates := make(chan string, 32)
+	client := mcp.NewClient(&mcp.Implementation{Name: "subscriber", Version: "1"}, &mcp.ClientOptions{
+		Capabilities:           &mcp.ClientCapabilities{},
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updates <- r.Params.URI },
+	})
+	sub, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.MCP(), HTTPClient: bearer(srv.AdminToken, ""), MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sub.Close() })
+	return sub, updates
 }

@@ -95,17 +95,8 @@ func TestReviewLifecycleWithMcporter(t *testing.T) {
 // A subscriber to a page's threads hears of every thread change.
 func TestAnnotationSubscriptions(t *testing.T) {
 	srv := startServe(t, "")
-	updates := make(chan string, 32)
-	client := mcp.NewClient(&mcp.Implementation{Name: "watcher", Version: "1"}, &mcp.ClientOptions{
-		Capabilities:           &mcp.ClientCapabilities{},
-		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updates <- r.Params.URI },
-	})
+	sub, updates := subscriber(t, srv)
 	ctx := context.Background()
-	sub, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.MCP(), HTTPClient: bearer(srv.AdminToken, ""), MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Close()
 	writer := connectHTTP(t, srv.MCP(), srv.AdminToken, "")
 	callTool(t, writer, "write_page", map[string]any{"path": "Plan.md", "content": "# Plan\n\nShip it."})
 	const uri = "atrium://annotations/Plan.md"

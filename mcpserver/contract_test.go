@@ -9,9 +9,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/docs"
-	"github.com/atrium-hq/atrium/identity"
+	"github.com/atrium-hq/atrium/identity/identitytest"
 	"github.com/atrium-hq/atrium/mcpserver"
 	"github.com/atrium-hq/atrium/review"
 	"github.com/atrium-hq/atrium/store"
@@ -24,15 +23,8 @@ import (
 func TestResultsMatchListedSchemas(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.MustOpen(t, store.SQLite, nil)
-	ids := identity.New(db, nil)
-	defer ids.Close()
-	if _, err := ids.Bootstrap(ctx, false); err != nil {
-		t.Fatal(err)
-	}
-	a, err := ids.LocalActor(ctx, "contract", "", atrium.KindAgent)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ids := identitytest.New(t, db)
+	a := identitytest.Agent(t, ids, "contract", "")
 	d := docs.New(db, nil)
 	srv, err := mcpserver.New(mcpserver.Config{Actor: a, Docs: d, Review: review.New(db, d, nil), LocalFiles: t.TempDir()})
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/identity"
+	"github.com/atrium-hq/atrium/identity/identitytest"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
 )
@@ -15,17 +15,7 @@ import (
 // mustActor is a local agent in the default workspace of a fresh SQLite store.
 func mustActor(tb testing.TB) *atrium.Actor {
 	tb.Helper()
-	ctx := context.Background()
-	svc := identity.New(storetest.MustOpen(tb, store.SQLite, nil), nil)
-	tb.Cleanup(svc.Close)
-	if _, err := svc.Bootstrap(ctx, false); err != nil {
-		tb.Fatal(err)
-	}
-	a, err := svc.LocalActor(ctx, "tester", "", atrium.KindAgent)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return a
+	return identitytest.Agent(tb, identitytest.New(tb, storetest.MustOpen(tb, store.SQLite, nil)), "tester", "")
 }
 
 // connectInMemory opens a client session to server over in-memory transports.

@@ -12,6 +12,7 @@ import (
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/identity"
+	"github.com/atrium-hq/atrium/identity/identitytest"
 	"github.com/atrium-hq/atrium/mirror"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
@@ -31,17 +32,9 @@ type env struct {
 func newEnv(t testing.TB, e store.Engine) *env {
 	t.Helper()
 	db := storetest.MustOpen(t, e, &store.Options{EventPoll: 20 * time.Millisecond})
-	ids := identity.New(db, nil)
-	t.Cleanup(ids.Close)
-	ctx := context.Background()
-	if _, err := ids.Bootstrap(ctx, false); err != nil {
-		t.Fatal(err)
-	}
-	agent, err := ids.LocalActor(ctx, "agent", "", atrium.KindAgent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &env{t: t, db: db, docs: docs.New(db, nil), ids: ids, ctx: atrium.NewContextWithActor(ctx, agent), dir: t.TempDir(), debnc: 50 * time.Millisecond}
+	ids := identitytest.New(t, db)
+	agent := identitytest.Agent(t, ids, "agent", "")
+	return &env{t: t, db: db, docs: docs.New(db, nil), ids: ids, ctx: atrium.NewContextWithActor(context.Background(), agent), dir: t.TempDir(), debnc: 50 * time.Millisecond}
 }
 
 func (v *env) start() {

@@ -13,6 +13,7 @@ import (
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/identity"
+	"github.com/atrium-hq/atrium/identity/identitytest"
 	"github.com/atrium-hq/atrium/review"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
@@ -67,14 +68,10 @@ func newEnv(t testing.TB, e store.Engine) *env {
 	t.Helper()
 	c := &clock{t: time.Date(2026, 4, 2, 9, 0, 0, 0, time.UTC)}
 	db := storetest.MustOpen(t, e, &store.Options{Now: c.Now})
-	ids := identity.New(db, nil)
-	t.Cleanup(ids.Close)
+	ids := identitytest.New(t, db)
 	d := docs.New(db, nil)
 	v := &env{t: t, clock: c, docs: d, rev: review.New(db, d, nil), ids: ids}
 	ctx := context.Background()
-	if _, err := ids.Bootstrap(ctx, false); err != nil {
-		t.Fatal(err)
-	}
 	as := func(handle string, kind atrium.PrincipalKind, role atrium.Role) context.Context {
 		secret, _, err := ids.CreateToken(ctx, identity.TokenRequest{Principal: handle, Kind: kind, Role: role})
 		if err != nil {
