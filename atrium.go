@@ -6,7 +6,6 @@ package atrium
 
 import (
 	"fmt"
-	"regexp"
 	"time"
 )
 
@@ -93,15 +92,30 @@ type Actor struct {
 	Role      Role
 }
 
-var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
-
 // ValidateName checks a workspace name or principal handle: lower case letters,
 // digits, '.', '_' and '-', starting with a letter or digit, at most 63 long.
 func ValidateName(what, s string) error {
-	if !nameRE.MatchString(s) {
+	if !validName(s) {
 		return Errorf(EInvalid, "invalid %s %q: use 1-63 lower-case letters, digits, '.', '_' or '-', starting with a letter or digit", what, s)
 	}
 	return nil
+}
+
+// validName matches ^[a-z0-9][a-z0-9._-]{0,62}$. It is written out because
+// that regexp compiles to a 63-fold program at every start of the binary.
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > 63 {
+		return false
+	}
+	for i := range len(s) {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		case (c == '.' || c == '_' || c == '-') && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // String returns handle@workspace, for logs.

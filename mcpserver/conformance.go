@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -54,14 +55,14 @@ func conformanceToolset(s *Server) *Toolset {
 			contentTool("test_simple_text", "Simple text", "Returns one text block. A conformance-suite fixture.",
 				&mcp.TextContent{Text: "This is a simple text response for testing."}),
 			contentTool("test_image_content", "Image content", "Returns one image block: a 1×1 red PNG. A conformance-suite fixture.",
-				&mcp.ImageContent{Data: fixturePNG, MIMEType: "image/png"}),
+				&mcp.ImageContent{Data: fixturePNG(), MIMEType: "image/png"}),
 			contentTool("test_audio_content", "Audio content", "Returns one audio block: a short silent WAV. A conformance-suite fixture.",
-				&mcp.AudioContent{Data: fixtureWAV, MIMEType: "audio/wav"}),
+				&mcp.AudioContent{Data: fixtureWAV(), MIMEType: "audio/wav"}),
 			contentTool("test_embedded_resource", "Embedded resource", "Returns one embedded text resource. A conformance-suite fixture.",
 				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://embedded-resource", MIMEType: "text/plain", Text: "This is an embedded resource content."}}),
 			contentTool("test_multiple_content_types", "Mixed content", "Returns a text, an image and an embedded JSON resource in one result. A conformance-suite fixture.",
 				&mcp.TextContent{Text: "Multiple content types test:"},
-				&mcp.ImageContent{Data: fixturePNG, MIMEType: "image/png"},
+				&mcp.ImageContent{Data: fixturePNG(), MIMEType: "image/png"},
 				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://mixed-content-resource", MIMEType: "application/json", Text: `{"test":"data","value":123}`}}),
 			loggingFixture(),
 			progressFixture(),
@@ -87,7 +88,7 @@ func conformanceToolset(s *Server) *Toolset {
 				}},
 			{Def: &mcp.Resource{URI: staticBinaryURI, Name: "static-binary", Title: "Static binary", Description: "A fixed binary resource: a 1×1 red PNG. A conformance-suite fixture.", MIMEType: "image/png"},
 				Handler: func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-					return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "image/png", Blob: fixturePNG}}}, nil
+					return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "image/png", Blob: fixturePNG()}}}, nil
 				}},
 			{Def: &mcp.Resource{URI: watchedURI, Name: "watched-resource", Title: "Watched resource", Description: fmt.Sprintf("A text resource that changes every %s; subscribe to be told. A conformance-suite fixture.", watchInterval), MIMEType: "text/plain"},
 				Handler: func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -529,7 +530,7 @@ func fixturePrompts() []Prompt {
 		{Def: &mcp.Prompt{Name: "test_prompt_with_image", Title: "Prompt with image", Description: "A prompt that carries an image (a 1×1 red PNG). A conformance-suite fixture."},
 			Handler: func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 				return &mcp.GetPromptResult{Description: "A prompt with an image", Messages: []*mcp.PromptMessage{
-					user(&mcp.ImageContent{Data: fixturePNG, MIMEType: "image/png"}),
+					user(&mcp.ImageContent{Data: fixturePNG(), MIMEType: "image/png"}),
 					user(&mcp.TextContent{Text: "Please analyze the image above."}),
 				}}, nil
 			}},
@@ -561,10 +562,11 @@ func completeFixturePrompt(_ context.Context, req *mcp.CompleteRequest) (*mcp.Co
 }
 
 // fixturePNG and fixtureWAV are the smallest media the fixtures return: made
-// here rather than stored, so that they are visibly what they claim to be.
+// here rather than stored, so that they are visibly what they claim to be, and
+// on first use, since the PNG encoder alone allocates most of a megabyte.
 var (
-	fixturePNG = redPixelPNG()
-	fixtureWAV = silentWAV(8000, 80) // 10 ms
+	fixturePNG = sync.OnceValue(redPixelPNG)
+	fixtureWAV = sync.OnceValue(func() []byte { return silentWAV(8000, 80) }) // 10 ms
 )
 
 // redPixelPNG encodes a 1×1 red image.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/mcpserver"
@@ -29,7 +30,7 @@ func everyTool(t *testing.T) []*mcpserver.Tool {
 
 func TestEveryToolIsDescribedAndAnnotated(t *testing.T) {
 	for _, tool := range everyTool(t) {
-		d := tool.Def
+		d := tool.Def()
 		t.Run(d.Name, func(t *testing.T) {
 			if d.Description == "" || d.Title == "" {
 				t.Errorf("title %q, description %q: both are required", d.Title, d.Description)
@@ -63,16 +64,17 @@ func TestEveryToolIsDescribedAndAnnotated(t *testing.T) {
 	}
 }
 
-// Each tool's definition is a golden file, so that a change to a name, schema,
-// description or annotation shows in review. Rewrite with -update.
+// Each tool's definition is a file in defs/: what tools/list sends (see
+// defs.go), and what review shows of a change to a name, schema, description
+// or annotation. Rewrite with -update.
 func TestToolDefinitionsGolden(t *testing.T) {
 	tools := everyTool(t)
-	dir := filepath.Join("testdata", "tools")
+	dir := "defs"
 	seen := map[string]bool{}
 	for _, tool := range tools {
-		name := tool.Def.Name + ".json"
+		name := tool.Def().Name + ".json"
 		seen[name] = true
-		got, err := json.MarshalIndent(tool.Def, "", "  ")
+		got, err := json.MarshalIndent(tool.Def(), "", "  ")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,11 +88,11 @@ func TestToolDefinitionsGolden(t *testing.T) {
 		}
 		want, err := os.ReadFile(path)
 		if err != nil {
-			t.Errorf("%s: no golden file (run go test ./mcpserver -run Golden -update): %v", tool.Def.Name, err)
+			t.Errorf("%s: no golden file (run go test ./mcpserver -run Golden -update): %v", tool.Def().Name, err)
 			continue
 		}
 		if diff := cmp.Diff(string(want), string(got)); diff != "" {
-			t.Errorf("%s definition changed (-golden +now); run with -update if intended:\n%s", tool.Def.Name, diff)
+			t.Errorf("%s definition changed (-golden +now); run with -update if intended:\n%s", tool.Def().Name, diff)
 		}
 	}
 	entries, err := os.ReadDir(dir)
@@ -112,7 +114,7 @@ func TestToolsetSelection(t *testing.T) {
 	names := func(s *mcpserver.Server) []string {
 		var out []string
 		for _, tool := range s.Tools() {
-			out = append(out, tool.Def.Name)
+			out = append(out, tool.Def().Name)
 		}
 		return out
 	}
@@ -151,7 +153,7 @@ func TestToolsetSelection(t *testing.T) {
 	defer ro.Close()
 	for _, tool := range ro.Tools() {
 		if !tool.ReadOnly() {
-			t.Errorf("--read-only kept %s", tool.Def.Name)
+			t.Errorf("--read-only kept %s", tool.Def().Name)
 		}
 	}
 	if !slices.Contains(names(ro), "whoami") {
@@ -159,8 +161,8 @@ func TestToolsetSelection(t *testing.T) {
 	}
 }
 
-// Building a server registers every tool with the SDK, which checks schemas
-// and panics on a bad one: better here than at a user's first connection.
+// Building a server registers every tool with the SDK, and every tool's input
+// schema must resolve, as its first call will: better here than at a user's.
 func TestEveryToolRegisters(t *testing.T) {
 	s, err := mcpserver.New(mcpserver.Config{Toolsets: []string{"all", "conformance"}})
 	if err != nil {
@@ -173,4 +175,17 @@ func TestEveryToolRegisters(t *testing.T) {
 		}
 	}()
 	s.ForWorkspace(atrium.Workspace{ID: 1, Name: "default"})
+	for _, tool := range s.Tools() {
+		b, err := json.Marshal(tool.Def().InputSchema)
+		if err != nil {
+			t.Fatalf("%s: %v", tool.Name(), err)
+		}
+		var in jsonschema.Schema
+		if err := json.Unmarshal(b, &in); err != nil {
+			t.Fatalf("%s: %v", tool.Name(), err)
+		}
+		if _, err := in.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true}); err != nil {
+			t.Errorf("%s: input schema does not resolve: %v", tool.Name(), err)
+		}
+	}
 }

@@ -59,7 +59,7 @@ type Server struct {
 	toolsets []*Toolset
 	tools    []*Tool
 	// listed are the tool definitions as tools/list sends them, by name,
-	// encoded once in the background from New (see encodedSchemas).
+	// made once in the background from New (see listedDefs).
 	listed func() map[string]*mcp.Tool
 
 	ctx    context.Context // ends background work of the built servers
@@ -93,9 +93,8 @@ func New(cfg Config) (*Server, error) {
 			s.tools = append(s.tools, t)
 		}
 	}
-	s.listed = sync.OnceValue(s.encodeDefs)
-	// Encoding the schemas takes longer than the rest of a cold start's way
-	// to its first tools/list; begun now, it runs beside that way.
+	s.listed = sync.OnceValue(s.listedDefs)
+	// Ready, as a rule, before the first tools/list asks.
 	go s.listed()
 	if cfg.Events != nil {
 		events, stop := cfg.Events()
@@ -186,7 +185,7 @@ func (s *Server) build(ws atrium.Workspace) *mcp.Server {
 			Completions: &mcp.CompletionCapabilities{},
 		},
 	})
-	ms.AddReceivingMiddleware(s.recoverPanics, s.observe, structuredErrors(), s.advertiseErrors)
+	ms.AddReceivingMiddleware(s.recoverPanics, s.observe, structuredErrors(), s.listTools)
 	for _, t := range s.tools {
 		t.add(s, ms, ws.ID)
 	}

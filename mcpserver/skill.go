@@ -119,7 +119,7 @@ func params(schema any) []param {
 }
 
 func writeToolDoc(b *strings.Builder, t *Tool) {
-	d := t.Def
+	d := t.Def()
 	kind := "changes data"
 	switch a := d.Annotations; {
 	case a.ReadOnlyHint:

@@ -30,7 +30,7 @@ func TestSkillGolden(t *testing.T) {
 		}
 	}
 	for _, tool := range s.Tools() {
-		name := tool.Def.Name
+		name := tool.Def().Name
 		for _, want := range []string{"`" + name + "`", "atrium call " + name, "mcporter call atrium." + name} {
 			if !strings.Contains(got, want) {
 				t.Errorf("the skill lacks %q", want)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,15 +17,28 @@ import (
 // A Tool is one MCP tool as data: its definition (with the schemas inferred from
 // its input and output types), the role a caller needs, and how to add it to a
 // server. Toolsets are lists of Tools; the registry filters them.
+//
+// Inferring and encoding the schemas of every tool takes longer than the rest
+// of a cold start, so nothing on the way to the first tools/list does it:
+// tools/list sends the definitions stored in defs/ (kept equal to the inferred
+// ones by TestToolDefinitionsGolden), and a tool's input schema is resolved
+// for validation on its first call.
 type Tool struct {
-	Def     *mcp.Tool
 	Toolset string
 	Need    atrium.Role
+	spec    *mcp.Tool // as declared: schemas only where given by hand
+	def     func() *mcp.Tool
 	add     func(s *Server, ms *mcp.Server, ws int64)
 }
 
+// Name is the tool's name.
+func (t *Tool) Name() string { return t.spec.Name }
+
+// Def is the tool's whole definition, schemas included, as tools/list sends it.
+func (t *Tool) Def() *mcp.Tool { return t.def() }
+
 // ReadOnly reports whether the tool changes nothing.
-func (t *Tool) ReadOnly() bool { return t.Def.Annotations != nil && t.Def.Annotations.ReadOnlyHint }
+func (t *Tool) ReadOnly() bool { return t.spec.Annotations != nil && t.spec.Annotations.ReadOnlyHint }
 
 // Handler is the typed body of a tool: the caller's Actor is in ctx, the
 // arguments have been validated against In's schema. A returned *atrium.Error
@@ -35,57 +49,51 @@ type Handler[In, Out any] func(ctx context.Context, req *mcp.CallToolRequest, in
 // newTool builds a Tool from a definition and a typed handler. need is the
 // least role that may call it; read-only tools need reader, others writer
 // unless they say more.
-func newTool[In, Out any](def *mcp.Tool, need atrium.Role, h Handler[In, Out]) *Tool {
-	d := *def
-	if d.InputSchema == nil {
-		in, err := jsonschema.For[In](nil)
-		if err != nil {
-			panic(fmt.Sprintf("tool %s: input schema: %v", def.Name, err))
+//
+// Atrium, not the SDK, decodes the arguments and encodes the result: the SDK's
+// typed tools infer and resolve every schema when a server is built (5 ms per
+// workspace), where this resolves a tool's input schema once, on first use.
+func newTool[In, Out any](spec *mcp.Tool, need atrium.Role, h Handler[In, Out]) *Tool {
+	t := &Tool{spec: spec, Need: need}
+	t.def = sync.OnceValue(func() *mcp.Tool {
+		d := *t.spec
+		if d.InputSchema == nil {
+			d.InputSchema = portable(mustInfer[In](d.Name, "input"))
 		}
-		d.InputSchema = portable(in)
-	}
-	// The SDK checks each result against the schema it is given: the success
-	// branch alone, which is all a handler's Out can be. Clients are told the
-	// whole contract, error branch included (see advertiseErrors). A tool
-	// whose output type is recursive brings its own schema.
-	registered := d
-	success, _ := d.OutputSchema.(*jsonschema.Schema)
-	if success == nil {
-		out, err := jsonschema.For[Out](nil)
-		if err != nil {
-			panic(fmt.Sprintf("tool %s: output schema: %v", def.Name, err))
+		// Clients are told the whole contract, error branch included. A tool
+		// whose output type is recursive brings its own schema.
+		success, _ := d.OutputSchema.(*jsonschema.Schema)
+		if success == nil {
+			success = portable(mustInfer[Out](d.Name, "output"))
 		}
-		success = portable(out)
-	}
-	// The SDK is given no output schema: it would decode every result back from
-	// JSON to check it against the schema inferred from the very type it was
-	// encoded from — for read_page, most of the call's cost. Clients still see
-	// the schema (advertiseErrors lists Def), and tests check outputs against it.
-	registered.OutputSchema = nil
-	d.OutputSchema = withErrorBranch(success)
-	t := &Tool{Def: &d, Need: need}
+		d.OutputSchema = withErrorBranch(success)
+		return &d
+	})
+	input := sync.OnceValues(func() (*jsonschema.Resolved, error) {
+		in, ok := t.def().InputSchema.(*jsonschema.Schema)
+		if !ok {
+			return nil, fmt.Errorf("tool %s: a typed tool's input schema must be a *jsonschema.Schema", spec.Name)
+		}
+		return in.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	})
 	t.add = func(s *Server, ms *mcp.Server, ws int64) {
-		mcp.AddTool(ms, &registered, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, result any, err error) {
-			var out Out
-			defer func() {
-				if p := recover(); p != nil {
-					s.log.Error("tool panicked", "tool", t.Def.Name, "panic", p, "stack", string(debug.Stack()))
-					err = atrium.Errorf(atrium.EInternal, "internal error")
+		ms.AddTool(registration(spec), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return s.call(ctx, req, ws, t, func(ctx context.Context) (*mcp.CallToolResult, error) {
+				schema, err := input()
+				if err != nil {
+					return nil, err
 				}
-			}()
-			actor, err := s.actor(ctx, req, ws)
-			if err != nil {
-				return nil, out, err
-			}
-			if !actor.Role.Allows(t.Need) {
-				return nil, out, atrium.Errorf(atrium.EPermission, "%s is %s in workspace %s; %s needs %s", actor.Principal.Handle, actor.Role, actor.Workspace.Name, t.Def.Name, t.Need)
-			}
-			out, err = h(atrium.NewContextWithActor(ctx, actor), req, in)
-			if err != nil {
-				return nil, out, s.callerError(t.Def.Name, actor, err)
-			}
-			emptySlices(reflect.ValueOf(&out))
-			return nil, out, nil
+				in, err := decodeArgs[In](req.Params.Arguments, schema)
+				if err != nil {
+					return nil, err
+				}
+				out, err := h(ctx, req, in)
+				if err != nil {
+					return nil, err
+				}
+				emptySlices(reflect.ValueOf(&out))
+				return structuredResult(out)
+			})
 		})
 	}
 	return t
@@ -99,29 +107,99 @@ func newRawTool(def *mcp.Tool, need atrium.Role, h func(ctx context.Context, req
 	if def.InputSchema == nil {
 		panic(fmt.Sprintf("tool %s: a raw tool needs an input schema", def.Name))
 	}
-	t := &Tool{Def: def, Need: need}
+	t := &Tool{spec: def, Need: need, def: func() *mcp.Tool { return def }}
 	t.add = func(s *Server, ms *mcp.Server, ws int64) {
-		ms.AddTool(t.Def, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
-			defer func() {
-				if p := recover(); p != nil {
-					s.log.Error("tool panicked", "tool", t.Def.Name, "panic", p, "stack", string(debug.Stack()))
-					res, err = errorResult(atrium.Errorf(atrium.EInternal, "internal error")), nil
-				}
-			}()
-			actor, err := s.actor(ctx, req, ws)
-			if err == nil && !actor.Role.Allows(t.Need) {
-				err = atrium.Errorf(atrium.EPermission, "%s is %s in workspace %s; %s needs %s", actor.Principal.Handle, actor.Role, actor.Workspace.Name, t.Def.Name, t.Need)
-			}
-			if err == nil {
-				res, err = h(atrium.NewContextWithActor(ctx, actor), req)
-			}
-			if err != nil {
-				return errorResult(s.callerError(t.Def.Name, actor, err)), nil
-			}
-			return res, nil
+		ms.AddTool(registration(def), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return s.call(ctx, req, ws, t, func(ctx context.Context) (*mcp.CallToolResult, error) { return h(ctx, req) })
 		})
 	}
 	return t
+}
+
+// registration is what the SDK is given of a tool: its name and hints, with an
+// input schema that only says "object". The SDK would otherwise marshal or
+// resolve each schema as it is added, and it uses them for nothing else:
+// Atrium validates arguments itself and lists the definitions (listTools).
+func registration(spec *mcp.Tool) *mcp.Tool {
+	r := *spec
+	r.InputSchema, r.OutputSchema = objectSchema, nil
+	return &r
+}
+
+var objectSchema = &jsonschema.Schema{Type: "object"}
+
+// call runs one call of t on the server of workspace ws: it resolves the
+// caller, checks the role t needs, and runs do with the caller in its context.
+// A panic is logged and reported as internal; an error becomes {error, code}.
+func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, ws int64, t *Tool, do func(context.Context) (*mcp.CallToolResult, error)) (res *mcp.CallToolResult, err error) {
+	var actor *atrium.Actor
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("tool panicked", "tool", t.Name(), "panic", p, "stack", string(debug.Stack()))
+			res, err = errorResult(atrium.Errorf(atrium.EInternal, "internal error")), nil
+		}
+	}()
+	actor, err = s.actor(ctx, req, ws)
+	if err == nil && !actor.Role.Allows(t.Need) {
+		err = atrium.Errorf(atrium.EPermission, "%s is %s in workspace %s; %s needs %s", actor.Principal.Handle, actor.Role, actor.Workspace.Name, t.Name(), t.Need)
+	}
+	if err == nil {
+		res, err = do(atrium.NewContextWithActor(ctx, actor))
+	}
+	if err != nil {
+		return errorResult(s.callerError(t.Name(), actor, err)), nil
+	}
+	return res, nil
+}
+
+// decodeArgs checks a call's arguments against the tool's input schema, fills
+// in its defaults and decodes them into In, as the SDK's typed tools do. A
+// mistake is the caller's: invalid_argument, saying what to change.
+func decodeArgs[In any](raw json.RawMessage, schema *jsonschema.Resolved) (In, error) {
+	var in In
+	args := map[string]any{}
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return in, atrium.Errorf(atrium.EInvalid, "invalid arguments: they must be a JSON object of named parameters")
+		}
+	}
+	if err := schema.ApplyDefaults(&args); err != nil {
+		return in, atrium.Errorf(atrium.EInvalid, "invalid arguments: %v", err)
+	}
+	if err := schema.Validate(&args); err != nil {
+		return in, atrium.Errorf(atrium.EInvalid, "invalid arguments: %v", err)
+	}
+	b, err := json.Marshal(args)
+	if err == nil {
+		err = json.Unmarshal(b, &in)
+	}
+	if err != nil {
+		return in, atrium.Errorf(atrium.EInvalid, "invalid arguments: %v", err)
+	}
+	return in, nil
+}
+
+// structuredResult is a successful call's result: out as structured content,
+// and the same JSON as text for clients that read only content (the spec's
+// advice).
+func structuredResult(out any) (*mcp.CallToolResult, error) {
+	b, err := json.Marshal(out)
+	if err == nil && b[0] != '{' {
+		err = fmt.Errorf("%s is not an object", b)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("encode tool result: %w", err)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil
+}
+
+// mustInfer is the JSON schema of T; a type without one is a programming error.
+func mustInfer[T any](tool, which string) *jsonschema.Schema {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: %s schema: %v", tool, which, err))
+	}
+	return s
 }
 
 // errorResult is the tool result of a failed call: {error, code} as structured
@@ -153,50 +231,6 @@ func withErrorBranch(out *jsonschema.Schema) *jsonschema.Schema {
 	success := *out
 	success.Defs = nil
 	return &jsonschema.Schema{Type: "object", Defs: out.Defs, AnyOf: []*jsonschema.Schema{&success, errorSchema}}
-}
-
-// advertiseErrors lists each tool with its whole output schema — success or
-// {error, code} — where the SDK holds the success branch it validates against.
-func (s *Server) advertiseErrors(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		list, ok := res.(*mcp.ListToolsResult)
-		if err != nil || !ok {
-			return res, err
-		}
-		out := *list
-		out.Tools = make([]*mcp.Tool, len(list.Tools))
-		for i, t := range list.Tools {
-			if def := s.listed()[t.Name]; def != nil {
-				t = def
-			}
-			out.Tools[i] = t
-		}
-		return &out, nil
-	}
-}
-
-// encodeDefs returns the definitions of the tools with their schemas
-// encoded, as tools/list sends them. jsonschema encodes a schema slowly —
-// 8 ms for the whole list, on every tools/list — and the schemas never change.
-func (s *Server) encodeDefs() map[string]*mcp.Tool {
-	defs := make(map[string]*mcp.Tool, len(s.tools))
-	for _, t := range s.tools {
-		d := *t.Def
-		for _, sch := range []*any{&d.InputSchema, &d.OutputSchema} {
-			if *sch == nil {
-				continue
-			}
-			b, err := json.Marshal(*sch)
-			if err != nil { // tests encode every schema: this is a bug
-				s.log.Error("encode tool schema", "tool", d.Name, "err", err)
-				continue
-			}
-			*sch = json.RawMessage(b)
-		}
-		defs[d.Name] = &d
-	}
-	return defs
 }
 
 // callerError logs an internal error and replaces it with one safe to show.

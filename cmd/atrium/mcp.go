@@ -40,6 +40,7 @@ on a command line.`,
 			if url != "" {
 				return runProxy(ctx, g, url)
 			}
+			go mcpserver.Prepare()
 			a, err := g.open(ctx)
 			if err != nil {
 				return err

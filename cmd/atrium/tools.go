@@ -28,7 +28,7 @@ func newToolsCmd(g *globals) *cobra.Command {
 			if asJSON {
 				defs := make([]any, 0, len(srv.Tools()))
 				for _, t := range srv.Tools() {
-					defs = append(defs, t.Def)
+					defs = append(defs, t.Def())
 				}
 				b, err := json.MarshalIndent(defs, "", "  ")
 				if err != nil {
@@ -40,8 +40,8 @@ func newToolsCmd(g *globals) *cobra.Command {
 			w := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "TOOL\tTOOLSET\tREAD-ONLY\tDESTRUCTIVE\tIDEMPOTENT\tOPEN-WORLD\tTITLE")
 			for _, t := range srv.Tools() {
-				a := t.Def.Annotations
-				fmt.Fprintf(w, "%s\t%s\t%v\t%v\t%v\t%v\t%s\n", t.Def.Name, t.Toolset, a.ReadOnlyHint, *a.DestructiveHint, a.IdempotentHint, *a.OpenWorldHint, t.Def.Title)
+				a := t.Def().Annotations
+				fmt.Fprintf(w, "%s\t%s\t%v\t%v\t%v\t%v\t%s\n", t.Def().Name, t.Toolset, a.ReadOnlyHint, *a.DestructiveHint, a.IdempotentHint, *a.OpenWorldHint, t.Def().Title)
 			}
 			return w.Flush()
 		},

@@ -1,0 +1,117 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"encoding/json"
+	"path"
+	"reflect"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// defFiles are the definitions of every tool as tools/list sends them, one
+// file per tool. TestToolDefinitionsGolden keeps them equal to the definitions
+// inferred from the code (go test ./mcpserver -run Golden -update rewrites
+// them); they are also what reviewers read to see a tool's contract change.
+//
+//go:embed defs/*.json
+var defFiles embed.FS
+
+// storedDefs are the definitions in defs/, by tool name, their schemas as
+// compact JSON. Decoding them takes 1–2 ms, where inferring and encoding the
+// schemas takes ten.
+var storedDefs = sync.OnceValue(loadDefs)
+
+// Prepare decodes the stored tool definitions. A command that will serve MCP
+// calls it in a goroutine first thing, so that the work overlaps opening the
+// store instead of delaying the first tools/list.
+func Prepare() { storedDefs() }
+
+func loadDefs() map[string]*mcp.Tool {
+	entries, _ := defFiles.ReadDir("defs")
+	defs := make(map[string]*mcp.Tool, len(entries))
+	for _, e := range entries {
+		b, err := defFiles.ReadFile(path.Join("defs", e.Name()))
+		if err != nil {
+			continue
+		}
+		var in, out json.RawMessage
+		d := &mcp.Tool{InputSchema: &in, OutputSchema: &out}
+		if err := json.Unmarshal(b, d); err != nil {
+			continue // listTools infers what it cannot find here
+		}
+		d.InputSchema, d.OutputSchema = compact(in), compact(out)
+		defs[d.Name] = d
+	}
+	return defs
+}
+
+// compact is a schema in its fewest bytes, or nil for none.
+func compact(raw json.RawMessage) any {
+	var b bytes.Buffer
+	if len(raw) == 0 || string(raw) == "null" || json.Compact(&b, raw) != nil {
+		return nil
+	}
+	return json.RawMessage(b.Bytes())
+}
+
+// listedDefs returns the definitions of the server's tools as tools/list sends
+// them, by name: from defs/ where the stored one matches the code's name,
+// title, description and annotations, otherwise inferred and encoded here.
+func (s *Server) listedDefs() map[string]*mcp.Tool {
+	stored := storedDefs()
+	defs := make(map[string]*mcp.Tool, len(s.tools))
+	for _, t := range s.tools {
+		if d := stored[t.Name()]; d != nil && sameText(d, t.spec) {
+			defs[d.Name] = d
+			continue
+		}
+		s.log.Warn("a tool's stored definition is missing or stale; inferring it (go test ./mcpserver -run Golden -update rewrites defs/)", "tool", t.Name())
+		d := *t.Def()
+		for _, sch := range []*any{&d.InputSchema, &d.OutputSchema} {
+			if *sch == nil {
+				continue
+			}
+			b, err := json.Marshal(*sch)
+			if err != nil { // tests encode every schema: this is a bug
+				s.log.Error("encode tool schema", "tool", d.Name, "err", err)
+				continue
+			}
+			*sch = json.RawMessage(b)
+		}
+		defs[d.Name] = &d
+	}
+	return defs
+}
+
+// sameText reports whether a stored definition describes spec: same name,
+// title, description, annotations and icons.
+func sameText(stored, spec *mcp.Tool) bool {
+	return stored.Name == spec.Name && stored.Title == spec.Title && stored.Description == spec.Description &&
+		reflect.DeepEqual(stored.Annotations, spec.Annotations) && reflect.DeepEqual(stored.Icons, spec.Icons) && reflect.DeepEqual(stored.Meta, spec.Meta)
+}
+
+// listTools answers tools/list with each tool's whole definition — schemas,
+// output schema with its {error, code} branch — where the SDK holds only
+// what it needs to route a call (see registration).
+func (s *Server) listTools(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		list, ok := res.(*mcp.ListToolsResult)
+		if err != nil || !ok {
+			return res, err
+		}
+		out := *list
+		out.Tools = make([]*mcp.Tool, len(list.Tools))
+		for i, t := range list.Tools {
+			if def := s.listed()[t.Name]; def != nil {
+				t = def
+			}
+			out.Tools[i] = t
+		}
+		return &out, nil
+	}
+}
