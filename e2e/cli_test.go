@@ -1,9 +1,13 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 func decode(t *testing.T, s string) map[string]any {
@@ -80,6 +84,36 @@ func TestMCPForwardsToRemote(t *testing.T) {
 	_, errOut, code := runAtrium(t, []string{"ATRIUM_URL=" + srv.MCP(), "ATRIUM_TOKEN=atr_WRONG"}, "--data-dir", t.TempDir(), "mcp")
 	if code == 0 || !strings.Contains(errOut, "Unauthorized") {
 		t.Fatalf("bad token: exit %d, stderr %s", code, errOut)
+	}
+}
+
+// atrium mcp answers the handshake while its store opens; when the store
+// cannot serve the caller, it says why and exits non-zero even though the
+// client keeps stdin open, as MCP clients do.
+func TestMCPExitsWhenTheStoreCannotServe(t *testing.T) {
+	cmd := exec.Command(binary, "--data-dir", t.TempDir(), "mcp")
+	cmd.Env = append(cleanEnv(), "ATRIUM_AGENT=ann", "ATRIUM_WORKSPACE=nowhere")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(errOut.String(), `workspace "nowhere" not found`) {
+			t.Fatalf("exit %v, stderr %s", err, errOut.String())
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("atrium mcp kept running with a store it cannot serve; stderr %s", errOut.String())
 	}
 }
 

@@ -1,13 +1,11 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"embed"
 	"encoding/json"
 	"path"
 	"reflect"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -20,52 +18,33 @@ import (
 //go:embed defs/*.json
 var defFiles embed.FS
 
-// storedDefs are the definitions in defs/, by tool name, their schemas as
-// compact JSON. Decoding them takes 1–2 ms, where inferring and encoding the
-// schemas takes ten.
-var storedDefs = sync.OnceValue(loadDefs)
-
-// Prepare decodes the stored tool definitions. A command that will serve MCP
-// calls it in a goroutine first thing, so that the work overlaps opening the
-// store instead of delaying the first tools/list.
-func Prepare() { storedDefs() }
-
-func loadDefs() map[string]*mcp.Tool {
-	entries, _ := defFiles.ReadDir("defs")
-	defs := make(map[string]*mcp.Tool, len(entries))
-	for _, e := range entries {
-		b, err := defFiles.ReadFile(path.Join("defs", e.Name()))
-		if err != nil {
-			continue
-		}
-		var in, out json.RawMessage
-		d := &mcp.Tool{InputSchema: &in, OutputSchema: &out}
-		if err := json.Unmarshal(b, d); err != nil {
-			continue // listTools infers what it cannot find here
-		}
-		d.InputSchema, d.OutputSchema = compact(in), compact(out)
-		defs[d.Name] = d
-	}
-	return defs
-}
-
-// compact is a schema in its fewest bytes, or nil for none.
-func compact(raw json.RawMessage) any {
-	var b bytes.Buffer
-	if len(raw) == 0 || string(raw) == "null" || json.Compact(&b, raw) != nil {
+// storedDef is the definition of the named tool in defs/, or nil. Decoding
+// one takes some 50 µs, where inferring and encoding its schemas takes 400.
+func storedDef(name string) *mcp.Tool {
+	b, err := defFiles.ReadFile(path.Join("defs", name+".json"))
+	if err != nil {
 		return nil
 	}
-	return json.RawMessage(b.Bytes())
+	var in, out json.RawMessage
+	d := &mcp.Tool{InputSchema: &in, OutputSchema: &out}
+	if err := json.Unmarshal(b, d); err != nil || len(in) == 0 {
+		return nil // listedDefs infers what it cannot find here
+	}
+	// Indented as stored: the encoder compacts raw JSON as it writes it.
+	d.InputSchema, d.OutputSchema = in, nil
+	if len(out) > 0 {
+		d.OutputSchema = out
+	}
+	return d
 }
 
 // listedDefs returns the definitions of the server's tools as tools/list sends
 // them, by name: from defs/ where the stored one matches the code's name,
 // title, description and annotations, otherwise inferred and encoded here.
 func (s *Server) listedDefs() map[string]*mcp.Tool {
-	stored := storedDefs()
 	defs := make(map[string]*mcp.Tool, len(s.tools))
 	for _, t := range s.tools {
-		if d := stored[t.Name()]; d != nil && sameText(d, t.spec) {
+		if d := storedDef(t.Name()); d != nil && sameText(d, t.spec) {
 			defs[d.Name] = d
 			continue
 		}

@@ -23,7 +23,7 @@ func TestStaleStoredDefinitionIsInferred(t *testing.T) {
 		t.Fatalf("listed %q, want the code's description", def.Description)
 	}
 	in, _ := json.Marshal(def.InputSchema)
-	stored, _ := json.Marshal(storedDefs()[tool.Name()].InputSchema)
+	stored, _ := json.Marshal(storedDef(tool.Name()).InputSchema)
 	if string(in) != string(stored) {
 		t.Errorf("inferred input schema %s, want the stored one %s (the types did not change)", in, stored)
 	}

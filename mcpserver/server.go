@@ -47,6 +47,14 @@ type Config struct {
 	// Events, when set, subscribes to the store's events so that resource
 	// subscribers hear of changes made through any surface.
 	Events func() (<-chan atrium.Event, func())
+
+	// Open, when set, fills in the fields that need the store (Actor, Docs,
+	// Review, Events) after New returns. Meanwhile the server answers the
+	// handshake and lists its tools, prompts and resources, so that an MCP
+	// client is not kept waiting while the store opens — or, after an
+	// upgrade, rebuilds its search index; every other request waits for Open.
+	// If Open fails, they fail with its error (see Opened).
+	Open func(ctx context.Context, cfg *Config) error
 }
 
 // Server builds the MCP servers of Atrium, one per workspace, from the enabled
@@ -59,14 +67,20 @@ type Server struct {
 	toolsets []*Toolset
 	tools    []*Tool
 	// listed are the tool definitions as tools/list sends them, by name,
-	// made once in the background from New (see listedDefs).
+	// made once, in the background from New (see listedDefs).
 	listed func() map[string]*mcp.Tool
 
 	ctx    context.Context // ends background work of the built servers
 	cancel context.CancelFunc
 
+	// opened is closed when cfg is complete (see Config.Open); openErr is
+	// then why it could not be.
+	opened  chan struct{}
+	openErr error
+
 	mu      sync.Mutex
 	servers map[int64]*mcp.Server
+	local   *mcp.Server // the server Local built, if any
 
 	calls    *metrics.Counter
 	duration *metrics.Histogram
@@ -94,15 +108,19 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.listed = sync.OnceValue(s.listedDefs)
-	// Ready, as a rule, before the first tools/list asks.
-	go s.listed()
-	if cfg.Events != nil {
-		events, stop := cfg.Events()
+	go s.listed() // beside the store's opening, before the first tools/list
+	s.opened = make(chan struct{})
+	if cfg.Open == nil {
+		s.start()
+	} else {
 		go func() {
-			<-s.ctx.Done()
-			stop()
+			if err := cfg.Open(s.ctx, &s.cfg); err != nil {
+				s.openErr = err
+				close(s.opened)
+				return
+			}
+			s.start()
 		}()
-		go s.watch(events)
 	}
 	if cfg.Metrics != nil {
 		s.calls = cfg.Metrics.Counter("atrium_mcp_requests_total", "MCP requests handled, by method, tool and outcome.", "method", "tool", "outcome")
@@ -110,6 +128,35 @@ func New(cfg Config) (*Server, error) {
 		cfg.Metrics.GaugeFunc("atrium_mcp_sessions", "MCP sessions open now, on every transport.", func() float64 { return float64(s.SessionCount()) })
 	}
 	return s, nil
+}
+
+// start begins serving calls once the configuration is complete.
+func (s *Server) start() {
+	if s.cfg.Events != nil {
+		events, stop := s.cfg.Events()
+		go func() {
+			<-s.ctx.Done()
+			stop()
+		}()
+		go s.watch(events)
+	}
+	s.mu.Lock()
+	if s.local != nil {
+		s.servers[s.cfg.Actor.Workspace.ID] = s.local // for watch
+	}
+	close(s.opened)
+	s.mu.Unlock()
+}
+
+// Opened waits until the server can serve calls (see Config.Open) and
+// returns why it cannot, if it cannot.
+func (s *Server) Opened(ctx context.Context) error {
+	select {
+	case <-s.opened:
+		return s.openErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Close stops background work and closes every open session.
@@ -165,6 +212,28 @@ func (s *Server) ForWorkspace(ws atrium.Workspace) *mcp.Server {
 	return ms
 }
 
+// localWS stands for the local caller's workspace on the server Local builds,
+// which may exist before the caller is known.
+const localWS = 0
+
+// Local returns the MCP server of the local caller, cfg.Actor (stdio). With
+// Config.Open, it is ready before the caller is known.
+func (s *Server) Local() *mcp.Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.local == nil {
+		s.local = s.build(atrium.Workspace{ID: localWS})
+		select {
+		case <-s.opened:
+			if s.openErr == nil {
+				s.servers[s.cfg.Actor.Workspace.ID] = s.local
+			}
+		default: // start registers it
+		}
+	}
+	return s.local
+}
+
 const instructions = `Atrium is the shared workspace where people and agents work on the same documents, review threads and tasks. Call whoami to learn who you act as, in which workspace and with which role. Every tool acts in your workspace only. Failed calls return {error, code}; the message says what to change.`
 
 func (s *Server) build(ws atrium.Workspace) *mcp.Server {
@@ -185,7 +254,7 @@ func (s *Server) build(ws atrium.Workspace) *mcp.Server {
 			Completions: &mcp.CompletionCapabilities{},
 		},
 	})
-	ms.AddReceivingMiddleware(s.recoverPanics, s.observe, structuredErrors(), s.listTools)
+	ms.AddReceivingMiddleware(s.recoverPanics, s.observe, s.awaitOpen, structuredErrors(), s.listTools)
 	for _, t := range s.tools {
 		t.add(s, ms, ws.ID)
 	}
@@ -224,7 +293,7 @@ func (s *Server) actor(ctx context.Context, req mcp.Request, ws int64) (*atrium.
 	if a == nil {
 		return nil, atrium.Errorf(atrium.EUnauthenticated, "no caller identity: authenticate first")
 	}
-	if a.Workspace.ID != ws {
+	if a.Workspace.ID != ws && (ws != localWS || a != s.cfg.Actor) {
 		return nil, atrium.Errorf(atrium.EPermission, "this session belongs to another workspace")
 	}
 	return a, nil
@@ -296,6 +365,30 @@ func (s *Server) recoverPanics(next mcp.MethodHandler) mcp.MethodHandler {
 				res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
 			}
 		}()
+		return next(ctx, method, req)
+	}
+}
+
+// awaitOpen holds every request that may need the store until the server's
+// configuration is complete (see Config.Open). The handshake, pings and lists
+// go through at once.
+func (s *Server) awaitOpen(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/call", "resources/read", "resources/subscribe", "resources/unsubscribe", "subscriptions/listen", "prompts/get", "completion/complete":
+		default:
+			return next(ctx, method, req)
+		}
+		if err := s.Opened(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err() // the caller gave up
+			}
+			err = atrium.Errorf(atrium.EUnavailable, "Atrium could not open its store: %v", err)
+			if method == "tools/call" {
+				return errorResult(err), nil
+			}
+			return nil, rpcError(err)
+		}
 		return next(ctx, method, req)
 	}
 }

@@ -93,7 +93,9 @@ func (g *globals) callSession(ctx context.Context, surface *surfaceFlags, url, s
 		a.close()
 		return nil, nil, err
 	}
-	srv, err := mcpserver.New(surface.config(a, actor))
+	cfg := surface.config(a.log, true)
+	a.supply(&cfg, actor)
+	srv, err := mcpserver.New(cfg)
 	if err != nil {
 		a.close()
 		return nil, nil, err

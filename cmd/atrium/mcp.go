@@ -7,12 +7,14 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/atrium-hq/atrium/authn"
 	"github.com/atrium-hq/atrium/mcpserver"
+	"github.com/atrium-hq/atrium/mirror"
 )
 
 func newMCPCmd(g *globals) *cobra.Command {
@@ -40,30 +42,7 @@ on a command line.`,
 			if url != "" {
 				return runProxy(ctx, g, url)
 			}
-			go mcpserver.Prepare()
-			a, err := g.open(ctx)
-			if err != nil {
-				return err
-			}
-			defer a.close()
-			actor, err := a.localActor(ctx)
-			if err != nil {
-				return err
-			}
-			srv, err := mcpserver.New(surface.config(a, actor))
-			if err != nil {
-				return err
-			}
-			defer srv.Close()
-			mir, err := mirrorDir.start(ctx, a, actor.Workspace.Name)
-			if err != nil {
-				return err
-			}
-			if mir != nil {
-				defer mir.Close()
-			}
-			a.log.Debug("serving MCP on stdio", "actor", actor.String())
-			return ignoreEOF(srv.ForWorkspace(actor.Workspace).Run(ctx, &mcp.IOTransport{Reader: readCloser(g.stdin), Writer: writeCloser(g.stdout)}))
+			return serveStdio(ctx, g, &surface, &mirrorDir)
 		},
 	}
 	surface.register(cmd)
@@ -71,6 +50,83 @@ on a command line.`,
 	cmd.Flags().StringVar(&url, "url", os.Getenv("ATRIUM_URL"), "forward to the MCP endpoint of a remote atrium serve, e.g. https://host/mcp (env ATRIUM_URL; token in ATRIUM_TOKEN)")
 	return cmd
 }
+
+// serveStdio serves MCP on stdio over the local store. The server answers the
+// handshake and lists its tools while the store opens (in a few milliseconds,
+// or in a minute when an upgrade rebuilds the search index): a client that
+// spawns atrium mcp is never kept waiting for an answer, and its calls wait
+// for the store instead.
+func serveStdio(ctx context.Context, g *globals, surface *surfaceFlags, mirrorDir *mirrorFlag) error {
+	log := g.logger()
+	var (
+		a   *app
+		mir *mirror.Mirror
+	)
+	cfg := surface.config(log, true)
+	cfg.Open = func(ctx context.Context, cfg *mcpserver.Config) error {
+		var err error
+		if a, err = g.open(ctx); err != nil {
+			return err
+		}
+		actor, err := a.localActor(ctx)
+		if err != nil {
+			return err
+		}
+		a.supply(cfg, actor)
+		log.Debug("serving MCP on stdio", "actor", actor.String())
+		mir, err = mirrorDir.start(ctx, a, actor.Workspace.Name)
+		return err
+	}
+	srv, err := mcpserver.New(cfg)
+	if err != nil {
+		return err
+	}
+	// Most opens take a few milliseconds, and the handshake is quicker after
+	// them than beside them: SQLite's start-up and the SDK's would share two
+	// cores and a page table. Only a slow open is served around.
+	wait, stop := context.WithTimeout(ctx, slowOpen)
+	srv.Opened(wait)
+	stop()
+	ss, err := srv.Local().Connect(ctx, &mcp.IOTransport{Reader: readCloser(g.stdin), Writer: writeCloser(g.stdout)}, nil)
+	if err != nil {
+		srv.Close()
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	failed := make(chan error, 1)
+	go func() {
+		// The session ends when the client leaves, on a signal, or when
+		// the store cannot be opened: there is nothing to serve then.
+		err := srv.Opened(ctx)
+		if err == nil {
+			<-ctx.Done()
+		} else if ctx.Err() == nil {
+			failed <- err
+		}
+		ss.Close()
+	}()
+	runErr := ss.Wait()
+	cancel()
+	srv.Close()                          // ends an Open still under way: the client has left
+	_ = srv.Opened(context.Background()) // and waits for it, so that a and mir are settled
+	if mir != nil {
+		mir.Close()
+	}
+	if a != nil {
+		a.close()
+	}
+	select {
+	case err := <-failed:
+		return err
+	default:
+		return ignoreEOF(runErr)
+	}
+}
+
+// slowOpen is how long atrium mcp lets the store open before it answers the
+// client's handshake anyway: well under the time clients give a server to
+// start, well over a normal open.
+const slowOpen = 250 * time.Millisecond
 
 // runProxy serves stdio by forwarding to the remote server at url.
 func runProxy(ctx context.Context, g *globals, url string) error {

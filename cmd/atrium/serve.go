@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -55,26 +56,27 @@ func (f *mirrorFlag) start(ctx context.Context, a *app, workspace string) (*mirr
 	return m, nil
 }
 
-// config is the MCP surface for a caller: actor for a local server (stdio,
-// in-process), whose callers may also attach files from the working folder;
-// nil for HTTP.
-func (f *surfaceFlags) config(a *app, actor *atrium.Actor) mcpserver.Config {
+// config is the MCP surface the flags ask for, logging to log. A local
+// server's callers (stdio, in-process) may also attach files from the working
+// folder; HTTP callers may not.
+func (f *surfaceFlags) config(log *slog.Logger, local bool) mcpserver.Config {
 	cfg := mcpserver.Config{
 		Toolsets: mcpserver.ParseToolsets(f.toolsets),
 		ReadOnly: f.readOnly,
-		Actor:    actor,
-		Logger:   a.log,
-		Metrics:  a.metrics,
-		Docs:     a.docs,
-		Review:   a.review,
-		Events:   a.events,
+		Logger:   log,
 	}
-	if actor != nil {
+	if local {
 		if wd, err := os.Getwd(); err == nil {
 			cfg.LocalFiles = wd
 		}
 	}
 	return cfg
+}
+
+// supply gives an MCP surface what it needs of the store: the services and,
+// for a local server, its caller.
+func (a *app) supply(cfg *mcpserver.Config, actor *atrium.Actor) {
+	cfg.Actor, cfg.Docs, cfg.Review, cfg.Events = actor, a.docs, a.review, a.events
 }
 
 func newServeCmd(g *globals) *cobra.Command {
@@ -114,7 +116,10 @@ every caller the local admin and is only allowed on a loopback address.`,
 			if err != nil {
 				return err
 			}
-			mcp, err := mcpserver.New(surface.config(a, nil))
+			cfg := surface.config(a.log, false)
+			cfg.Metrics = a.metrics
+			a.supply(&cfg, nil)
+			mcp, err := mcpserver.New(cfg)
 			if err != nil {
 				return err
 			}

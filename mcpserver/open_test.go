@@ -1,0 +1,117 @@
+package mcpserver_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/identity/identitytest"
+	"github.com/atrium-hq/atrium/mcpserver"
+	"github.com/atrium-hq/atrium/store"
+	"github.com/atrium-hq/atrium/store/storetest"
+)
+
+// A local server whose store is still opening answers the handshake and lists
+// its tools; its calls wait for the store, then run as the caller Open names.
+func TestLocalServerServesBeforeTheStoreOpens(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.MustOpen(t, store.SQLite, nil)
+	a := identitytest.Agent(t, identitytest.New(t, db), "late", "")
+	release := make(chan struct{})
+	srv, err := mcpserver.New(mcpserver.Config{Open: func(ctx context.Context, cfg *mcpserver.Config) error {
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		cfg.Actor, cfg.Docs = a, docs.New(db, nil)
+		cfg.Events = func() (<-chan atrium.Event, func()) { return db.Subscribe(16) }
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cs := connectInMemory(t, srv.Local()) // the handshake, while Open waits
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) == 0 {
+		t.Fatalf("tools/list while opening: %v %v", err, tools)
+	}
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	select {
+	case res := <-done:
+		t.Fatalf("a call ran before the store was open: %+v", res)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	res := <-done
+	if res == nil || res.IsError || res.StructuredContent.(map[string]any)["workspace"] != a.Workspace.Name {
+		t.Fatalf("whoami after opening: %+v", res)
+	}
+	// The server is now the workspace's: changes made elsewhere notify its
+	// subscribers.
+	notified := make(chan string, 4)
+	sub := mcp.NewClient(&mcp.Implementation{Name: "sub", Version: "1"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { notified <- r.Params.URI },
+	})
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.Local().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	scs, err := sub.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer scs.Close()
+	if err := scs.Subscribe(ctx, &mcp.SubscribeParams{URI: "atrium://pages/Late.md"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := docs.New(db, nil).WritePage(atrium.NewContextWithActor(ctx, a), docs.WriteRequest{Path: "Late.md", Content: "# Late\n"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case uri := <-notified:
+		if uri != "atrium://pages/Late.md" {
+			t.Errorf("notified of %s", uri)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notification for a page written after a late open")
+	}
+}
+
+// When the store cannot be opened, calls fail as unavailable, saying why.
+func TestLocalServerReportsAFailedOpen(t *testing.T) {
+	srv, err := mcpserver.New(mcpserver.Config{Open: func(context.Context, *mcpserver.Config) error {
+		return errors.New("database is locked")
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if err := srv.Opened(context.Background()); err == nil {
+		t.Fatal("Opened reported success")
+	}
+	cs := connectInMemory(t, srv.Local())
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := res.StructuredContent.(map[string]any)
+	if !res.IsError || got["code"] != "unavailable" {
+		t.Fatalf("got %+v, want unavailable", res.StructuredContent)
+	}
+}
