@@ -15,7 +15,11 @@ import (
 	"github.com/atrium-hq/atrium/store/storetest"
 )
 
-func BenchmarkTmpReadPage(b *testing.B) {
+// BenchmarkReadPageInMemory sets read_page of a typical generated page beside
+// whoami over in-memory transports: the difference is what a 2 KB page costs
+// the MCP layer (encoding, the JSON text copy, the client's decoding) and the
+// docs service.
+func BenchmarkReadPageInMemory(b *testing.B) {
 	db := storetest.MustOpen(b, store.SQLite, nil)
 	actor := identitytest.Agent(b, identitytest.New(b, db), "tester", "")
 	d := docs.New(db, nil)
