@@ -117,6 +117,39 @@ func TestMCPExitsWhenTheStoreCannotServe(t *testing.T) {
 	}
 }
 
+// Requests piped into atrium mcp are all answered, and run, though stdin
+// ends right after them: atrium mcp < calls.jsonl works.
+func TestMCPAnswersPipedRequests(t *testing.T) {
+	dir := t.TempDir()
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_page","arguments":{"path":"Piped.md","content":"# Piped"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`,
+	}, "\n") + "\n"
+	cmd := exec.Command(binary, "--data-dir", dir, "mcp")
+	cmd.Env = append(cleanEnv(), "ATRIUM_AGENT=piper")
+	cmd.Stdin = strings.NewReader(in)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	answered := map[float64]bool{}
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		m := decode(t, line)
+		if id, ok := m["id"].(float64); ok && m["result"] != nil {
+			answered[id] = true
+		}
+	}
+	if !answered[1] || !answered[2] || !answered[3] {
+		t.Fatalf("answered %v of requests 1-3:\n%s", answered, out)
+	}
+	got, _, code := runAtrium(t, []string{"ATRIUM_AGENT=piper"}, "--data-dir", dir, "call", "read_page", "path=Piped.md")
+	if code != 0 || !strings.Contains(got, "# Piped") {
+		t.Fatalf("the piped write is not there: exit %d, %s", code, got)
+	}
+}
+
 func TestAdminCommands(t *testing.T) {
 	dir := t.TempDir()
 	run := func(args ...string) (string, string) {

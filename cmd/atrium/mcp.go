@@ -87,7 +87,7 @@ func serveStdio(ctx context.Context, g *globals, surface *surfaceFlags, mirrorDi
 	wait, stop := context.WithTimeout(ctx, slowOpen)
 	srv.Opened(wait)
 	stop()
-	ss, err := srv.Local().Connect(ctx, &mcp.IOTransport{Reader: readCloser(g.stdin), Writer: writeCloser(g.stdout)}, nil)
+	ss, err := srv.Local().Connect(ctx, stdio(g), nil)
 	if err != nil {
 		srv.Close()
 		return err
@@ -123,6 +123,14 @@ func serveStdio(ctx context.Context, g *globals, surface *surfaceFlags, mirrorDi
 	}
 }
 
+// stdio is MCP on the command's stdin and stdout. When the client closes
+// stdin, the calls it sent are still answered, for up to drainCalls.
+func stdio(g *globals) mcp.Transport {
+	return mcpserver.Stdio(readCloser(g.stdin), writeCloser(g.stdout), drainCalls)
+}
+
+const drainCalls = 30 * time.Second
+
 // slowOpen is how long atrium mcp lets the store open before it answers the
 // client's handshake anyway: well under the time clients give a server to
 // start, well over a normal open.
@@ -136,7 +144,7 @@ func runProxy(ctx context.Context, g *globals, url string) error {
 		return fmt.Errorf("connect to %s: %w", url, err)
 	}
 	defer p.Close()
-	return ignoreEOF(p.Server().Run(ctx, &mcp.IOTransport{Reader: readCloser(g.stdin), Writer: writeCloser(g.stdout)}))
+	return ignoreEOF(p.Server().Run(ctx, stdio(g)))
 }
 
 // remoteTransport is a Streamable HTTP client transport to url that sends
