@@ -5,9 +5,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/markdown"
@@ -160,6 +162,9 @@ type ranking struct {
 	// phrases: the query has a phrase, whose tokens' order only the
 	// tokenized fields tell; others are scored without tokenizing.
 	phrases bool
+	// cheapDF is the longest page list rankByTerm reads before it knows
+	// whether it needs it; unread counts the lists it did not need.
+	cheapDF, unread int
 }
 
 func newRanking(ctx context.Context, tx *store.Tx, ws int64, q search.Query) (*ranking, error) {
@@ -168,7 +173,8 @@ func newRanking(ctx context.Context, tx *store.Tx, ws int64, q search.Query) (*r
 		return nil, err
 	}
 	rk := &ranking{tx: tx, ws: ws, q: q, stats: search.Stats{Docs: st.Docs}, df: map[string]int{},
-		phrases: slices.ContainsFunc(q.Terms, func(t search.Term) bool { return t.Phrase != nil })}
+		phrases: slices.ContainsFunc(q.Terms, func(t search.Term) bool { return t.Phrase != nil }),
+		cheapDF: max(1000, st.Docs/50)}
 	if st.Docs > 0 {
 		n := float64(st.Docs)
 		rk.stats.AvgTitle, rk.stats.AvgTags, rk.stats.AvgHeadings, rk.stats.AvgBody = float64(st.Lens[0])/n, float64(st.Lens[1])/n, float64(st.Lens[2])/n, float64(st.Lens[3])/n
@@ -204,24 +210,42 @@ func (rk *ranking) score(ctx context.Context, ids []int64, top *topK) (int, erro
 		if err != nil {
 			return 0, err
 		}
-		for _, d := range docs {
-			_, body, _ := markdown.Split(d.Content)
-			var score float64
-			var ok bool
-			if rk.phrases {
-				score, ok = search.Match(rk.q, searchFields(d.Title, d.Tags, d.Headings, body), rk.stats, rk.dfOf)
-			} else {
-				// The same result, from the lengths stored at write time and
-				// one pass over each field: most of a search's time is here.
-				score, ok = search.MatchWords(rk.q, search.Fields{Text: [4]string{d.Title, strings.Join(d.Tags, " "), d.Headings, body}, Lens: d.Lens}, rk.stats, rk.dfOf)
-			}
-			if ok {
+		// Matching is most of a search's time, and each page's is its own:
+		// the cores share the pages.
+		type result struct {
+			score float64
+			ok    bool
+		}
+		results := make([]result, len(docs))
+		workers := min(runtime.GOMAXPROCS(0), 4, max(1, len(docs)/50))
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				for i := w; i < len(docs); i += workers {
+					results[i].score, results[i].ok = rk.match(docs[i])
+				}
+			})
+		}
+		wg.Wait()
+		for i, d := range docs {
+			if results[i].ok {
 				matched++
-				top.push(hit{id: d.ID, key: store.PathKey(d.Path), score: score})
+				top.push(hit{id: d.ID, key: store.PathKey(d.Path), score: results[i].score})
 			}
 		}
 	}
 	return matched, nil
+}
+
+// match scores one page.
+func (rk *ranking) match(d store.SearchDoc) (float64, bool) {
+	_, body, _ := markdown.Split(d.Content)
+	if rk.phrases {
+		return search.Match(rk.q, searchFields(d.Title, d.Tags, d.Headings, body), rk.stats, rk.dfOf)
+	}
+	// The same result, from the lengths stored at write time and one pass
+	// over each field.
+	return search.MatchWords(rk.q, search.Fields{Text: [4]string{d.Title, strings.Join(d.Tags, " "), d.Headings, body}, Lens: d.Lens}, rk.stats, rk.dfOf)
 }
 
 // rankAll scores every candidate: for queries with required words, phrases
@@ -241,62 +265,170 @@ func (rk *ranking) rankAll(ctx context.Context, f store.CandidateFilter, top *to
 	return err
 }
 
-// rankByTerm ranks a query of optional words without reading every page that
-// has one of them. From each word's page list (IDs only, cheap) it knows which
-// words each page holds, hence the most that page can score (the sum of their
-// MaxScore); it reads and scores pages from the highest bound down, and stops
-// once no page left could make the top. Up to that point the result is
-// exactly that of scoring every candidate. Queries of only very common words
-// can leave too many pages in reach: after maxScored pages it stops and says
-// so, the pages holding the most query words having been ranked first.
+// rankByTerm ranks a query of optional words without reading every page
+// that has one of them, nor every word's page list (the MaxScore method).
+// A word adds at most MaxScore(df) to a page's score, so a page's score is at
+// most the MaxScores of the words whose lists hold it, plus those of the
+// words whose lists are not read yet. Lists are read rarest word first; pages
+// are scored from the highest bound down; a page whose bound falls below the
+// k-th best score so far is never read, and once the words not yet read could
+// not together lift a page into the top, their lists are not read at all —
+// in a question, the common words ("how", "the") are the longest lists and
+// weigh least. Up to that point the result is exactly that of scoring every
+// candidate. Queries of only very common words can leave too many pages in
+// reach: after maxScored pages it stops and says so, the pages holding the
+// most query words having been ranked first.
 func (rk *ranking) rankByTerm(ctx context.Context, words []search.Term, f store.CandidateFilter, top *topK, res *SearchResult) error {
-	rt := rk.q.Retrieval()
-	bound := map[int64]float64{}
-	for _, w := range words {
-		ids, err := rk.tx.SearchCandidates(ctx, rk.ws, store.Match{AllOf: []string{token(w)}, NoneOf: rt.NoneOf}, f)
-		if err != nil {
-			return err
-		}
-		m := search.MaxScore(rk.dfOf(w), rk.stats.Docs)
-		for _, id := range ids {
-			bound[id] += m
-		}
+	type list struct {
+		term search.Term
+		max  float64
+		df   int
 	}
-	res.Total = len(bound)
+	lists := make([]list, len(words))
+	rest := 0.0 // the MaxScores of the lists not read yet
+	for i, w := range words {
+		lists[i] = list{w, search.MaxScore(rk.dfOf(w), rk.stats.Docs), rk.dfOf(w)}
+		rest += lists[i].max
+	}
+	slices.SortStableFunc(lists, func(x, y list) int { return cmp.Compare(y.max, x.max) })
+	noneOf := rk.q.Retrieval().NoneOf
+	// cands are the pages of the lists read, in ID order (lists come in ID
+	// order, so adding one is a merge), each with the MaxScores of the read
+	// lists holding it.
 	type cand struct {
 		id    int64
 		bound float64
+		done  bool // scored, or out of reach for good
 	}
-	order := make([]cand, 0, len(bound))
-	for id, b := range bound {
-		order = append(order, cand{id, b})
+	var cands, merged []cand
+	read := 0
+	readNext := func() error {
+		l := lists[read]
+		ids, err := rk.tx.SearchCandidates(ctx, rk.ws, store.Match{AllOf: []string{token(l.term)}, NoneOf: noneOf}, f)
+		if err != nil {
+			return err
+		}
+		if n := len(cands) + len(ids); cap(merged) < n {
+			merged = make([]cand, 0, n)
+		}
+		merged = merged[:0]
+		i := 0
+		for _, id := range ids {
+			for i < len(cands) && cands[i].id < id {
+				merged = append(merged, cands[i])
+				i++
+			}
+			if i < len(cands) && cands[i].id == id {
+				c := cands[i]
+				c.bound += l.max
+				merged = append(merged, c)
+				i++
+				continue
+			}
+			merged = append(merged, cand{id: id, bound: l.max})
+		}
+		merged = append(merged, cands[i:]...)
+		cands, merged = merged, cands
+		read++
+		rest -= l.max
+		return nil
 	}
-	slices.SortFunc(order, func(x, y cand) int {
-		if c := cmp.Compare(y.bound, x.bound); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.id, y.id)
-	})
-	for start := 0; start < len(order); start += candidateBatch {
-		if top.full() && order[start].bound < top.threshold() {
-			return nil
-		}
-		if start >= maxScored {
-			res.Note = fmt.Sprintf("%d pages match; the %d holding the most of your words were ranked: add rarer words, a path or tags for an exact ranking", res.Total, maxScored)
-			return nil
-		}
-		end := min(start+candidateBatch, len(order))
-		ids := make([]int64, 0, end-start)
-		for _, c := range order[start:end] {
-			if !top.full() || c.bound >= top.threshold() {
-				ids = append(ids, c.id)
+	// out reports whether a score of at most b cannot enter the top. The
+	// slack keeps float sums summed in another order from dropping a tie.
+	out := func(b float64) bool { return top.full() && b < top.threshold()-1e-9 }
+	// inReach counts the pages left to score; bounds only fall as lists are
+	// read and the top fills, so a page once out of reach stays out.
+	inReach := func() int {
+		n := 0
+		for i := range cands {
+			if c := &cands[i]; !c.done {
+				if out(c.bound + rest) {
+					c.done = true
+				} else {
+					n++
+				}
 			}
 		}
+		return n
+	}
+	// Short lists are read up front: they cost little and give the first
+	// pages to score their bounds.
+	for read < len(lists) && (read == 0 || lists[read].df <= rk.cheapDF) {
+		if err := readNext(); err != nil {
+			return err
+		}
+	}
+	var order []int // indexes of cands, highest bound first
+	scored := 0
+	for {
+		left := inReach()
+		if left == 0 {
+			// Read on while pages holding only unread words could still
+			// make the top.
+			if read == len(lists) || out(rest) {
+				break
+			}
+			if err := readNext(); err != nil {
+				return err
+			}
+			order = nil
+			continue
+		}
+		// A page costs about as much to score as 20 IDs of a list cost to
+		// read: with many pages in reach, the next list, which sharpens
+		// their bounds, is worth reading first.
+		if read < len(lists) && left*20 > lists[read].df {
+			if err := readNext(); err != nil {
+				return err
+			}
+			order = nil
+			continue
+		}
+		if scored >= maxScored {
+			res.Note = fmt.Sprintf("more than %d pages could rank; the %d holding the most of your words were ranked: add rarer words, a path or tags for an exact ranking", maxScored, maxScored)
+			break
+		}
+		if order == nil {
+			order = make([]int, 0, left)
+			for i, c := range cands {
+				if !c.done {
+					order = append(order, i)
+				}
+			}
+			slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(cands[y].bound, cands[x].bound) })
+		}
+		ids := make([]int64, 0, candidateBatch)
+		for _, i := range order {
+			if c := &cands[i]; !c.done {
+				if out(c.bound + rest) {
+					break
+				}
+				ids = append(ids, c.id)
+				c.done = true
+				if len(ids) == candidateBatch {
+					break
+				}
+			}
+		}
+		scored += len(ids)
 		if _, err := rk.score(ctx, ids, top); err != nil {
 			return err
 		}
 	}
-	return nil
+	// Every page holding a word matches: when ranking skipped some lists,
+	// the index counts them.
+	rk.unread = len(lists) - read
+	if read == len(lists) {
+		res.Total = len(cands)
+		return nil
+	}
+	anyOf := make([]string, len(words))
+	for i, w := range words {
+		anyOf[i] = token(w)
+	}
+	n, err := rk.tx.CountCandidates(ctx, rk.ws, store.Match{AnyOf: anyOf, NoneOf: noneOf}, f)
+	res.Total = n
+	return err
 }
 
 // onlyOptionalWords returns the terms of a query made only of optional words
