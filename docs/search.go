@@ -297,10 +297,17 @@ func (rk *ranking) rankByTerm(ctx context.Context, words []search.Term, f store.
 	// lists holding it.
 	type cand struct {
 		id    int64
-		bound float64
-		done  bool // scored, or out of reach for good
+		bound float64 // done once scored, or out of reach for good
 	}
-	var cands, merged []cand
+	const done = -1.0
+	// One array for every page a query can reach, merged into in place:
+	// short-lived arrays of 100k pages would grow the heap by their size
+	// each time a list is read.
+	reach := 0
+	for _, l := range lists {
+		reach += l.df
+	}
+	cands := make([]cand, 0, min(reach, rk.stats.Docs))
 	read := 0
 	readNext := func() error {
 		l := lists[read]
@@ -308,27 +315,36 @@ func (rk *ranking) rankByTerm(ctx context.Context, words []search.Term, f store.
 		if err != nil {
 			return err
 		}
-		if n := len(cands) + len(ids); cap(merged) < n {
-			merged = make([]cand, 0, n)
-		}
-		merged = merged[:0]
-		i := 0
+		// Count the new pages, make room at the end, and merge from the back.
+		fresh, i := 0, 0
 		for _, id := range ids {
 			for i < len(cands) && cands[i].id < id {
-				merged = append(merged, cands[i])
 				i++
 			}
 			if i < len(cands) && cands[i].id == id {
-				c := cands[i]
-				c.bound += l.max
-				merged = append(merged, c)
-				i++
+				if cands[i].bound != done {
+					cands[i].bound += l.max
+				}
 				continue
 			}
-			merged = append(merged, cand{id: id, bound: l.max})
+			fresh++
 		}
-		merged = append(merged, cands[i:]...)
-		cands, merged = merged, cands
+		old := len(cands)
+		cands = slices.Grow(cands, fresh)[:old+fresh]
+		w, i := len(cands)-1, old-1
+		for j := len(ids) - 1; j >= 0 && w > i; j-- {
+			id := ids[j]
+			for i >= 0 && cands[i].id > id {
+				cands[w] = cands[i]
+				w--
+				i--
+			}
+			if i >= 0 && cands[i].id == id {
+				continue // counted above
+			}
+			cands[w] = cand{id: id, bound: l.max}
+			w--
+		}
 		read++
 		rest -= l.max
 		return nil
@@ -341,9 +357,9 @@ func (rk *ranking) rankByTerm(ctx context.Context, words []search.Term, f store.
 	inReach := func() int {
 		n := 0
 		for i := range cands {
-			if c := &cands[i]; !c.done {
+			if c := &cands[i]; c.bound != done {
 				if out(c.bound + rest) {
-					c.done = true
+					c.bound = done
 				} else {
 					n++
 				}
@@ -358,7 +374,7 @@ func (rk *ranking) rankByTerm(ctx context.Context, words []search.Term, f store.
 			return err
 		}
 	}
-	var order []int // indexes of cands, highest bound first
+	var order []int32 // indexes of cands, highest bound first
 	scored := 0
 	for {
 		left := inReach()
@@ -389,22 +405,22 @@ func (rk *ranking) rankByTerm(ctx context.Context, words []search.Term, f store.
 			break
 		}
 		if order == nil {
-			order = make([]int, 0, left)
+			order = make([]int32, 0, left)
 			for i, c := range cands {
-				if !c.done {
-					order = append(order, i)
+				if c.bound != done {
+					order = append(order, int32(i))
 				}
 			}
-			slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(cands[y].bound, cands[x].bound) })
+			slices.SortStableFunc(order, func(x, y int32) int { return cmp.Compare(cands[y].bound, cands[x].bound) })
 		}
 		ids := make([]int64, 0, candidateBatch)
 		for _, i := range order {
-			if c := &cands[i]; !c.done {
+			if c := &cands[i]; c.bound != done {
 				if out(c.bound + rest) {
 					break
 				}
 				ids = append(ids, c.id)
-				c.done = true
+				c.bound = done
 				if len(ids) == candidateBatch {
 					break
 				}

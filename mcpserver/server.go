@@ -254,7 +254,7 @@ func (s *Server) build(ws atrium.Workspace) *mcp.Server {
 			Completions: &mcp.CompletionCapabilities{},
 		},
 	})
-	ms.AddReceivingMiddleware(s.recoverPanics, s.observe, s.awaitOpen, structuredErrors(), s.listTools)
+	ms.AddReceivingMiddleware(s.recoverPanics, s.observe, s.awaitOpen, s.listTools)
 	for _, t := range s.tools {
 		t.add(s, ms, ws.ID)
 	}

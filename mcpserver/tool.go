@@ -248,37 +248,3 @@ type ToolError struct {
 	Code    string         `json:"code"`
 	Details map[string]any `json:"details,omitempty"`
 }
-
-// structuredErrors gives every failed tools/call result the structured
-// {error, code} content of DESIGN.md. Errors from Atrium's handlers keep their
-// code; the only other errors in a result are the SDK's own argument checks,
-// which are the caller's mistakes: invalid_argument.
-func structuredErrors() mcp.Middleware {
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			res, err := next(ctx, method, req)
-			r, ok := res.(*mcp.CallToolResult)
-			if err != nil || !ok || !r.IsError || r.StructuredContent != nil {
-				return res, err
-			}
-			te := ToolError{Code: atrium.EInvalid}
-			switch cause := r.GetError(); {
-			case cause == nil:
-				// A result a handler built itself; leave it as it is.
-				return res, err
-			case atrium.ErrorCode(cause) != atrium.EInternal:
-				te = ToolError{Error: atrium.ErrorMessage(cause), Code: atrium.ErrorCode(cause), Details: atrium.ErrorDetails(cause)}
-			case isAtriumError(cause):
-				te = ToolError{Error: atrium.ErrorMessage(cause), Code: atrium.EInternal}
-			default:
-				te.Error = "invalid arguments: " + cause.Error()
-			}
-			return errorResult(&atrium.Error{Code: te.Code, Message: te.Error, Details: te.Details}), nil
-		}
-	}
-}
-
-func isAtriumError(err error) bool {
-	_, ok := err.(*atrium.Error)
-	return ok
-}
