@@ -116,8 +116,12 @@ func boolParam(r *http.Request, name string, def bool) (bool, error) {
 	return b, nil
 }
 
-// ifMatch reads a revision from an If-Match header ("3" or W/"3"), 0 if none.
-func ifMatch(r *http.Request) (int64, error) {
+// baseRevision is the revision a write is based on: the body's, else the
+// If-Match header's ("3" or W/"3"), else 0.
+func baseRevision(r *http.Request, body int64) (int64, error) {
+	if body != 0 {
+		return body, nil
+	}
 	v := strings.TrimSpace(r.Header.Get("If-Match"))
 	if v == "" {
 		return 0, nil

@@ -134,14 +134,12 @@ func (h *Handler) putPage(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if body.BaseRevision == 0 {
-		rev, err := ifMatch(r)
-		if err != nil {
-			h.fail(w, r, err)
-			return
-		}
-		body.BaseRevision = rev
+	rev, err := baseRevision(r, body.BaseRevision)
+	if err != nil {
+		h.fail(w, r, err)
+		return
 	}
+	body.BaseRevision = rev
 	res, err := h.Docs.WritePage(r.Context(), docs.WriteRequest{Path: page, Content: body.Content, BaseRevision: body.BaseRevision, Overwrite: body.Overwrite})
 	if err != nil {
 		h.fail(w, r, err)
@@ -172,14 +170,12 @@ func (h *Handler) patchPage(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if body.BaseRevision == 0 {
-		rev, err := ifMatch(r)
-		if err != nil {
-			h.fail(w, r, err)
-			return
-		}
-		body.BaseRevision = rev
+	rev, err := baseRevision(r, body.BaseRevision)
+	if err != nil {
+		h.fail(w, r, err)
+		return
 	}
+	body.BaseRevision = rev
 	res, err := h.Docs.EditPage(r.Context(), docs.EditRequest{Path: page, BaseRevision: body.BaseRevision, Ops: docs.Ops(body.Operations)})
 	if err != nil {
 		h.fail(w, r, err)

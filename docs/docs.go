@@ -111,6 +111,16 @@ func visible(p atrium.Page, member bool) error {
 	return atrium.Errorf(atrium.ENotFound, "Page not found at path: %s", p.Path)
 }
 
+// visiblePage reads the page at path for a reader; a page the reader may not
+// see is missing.
+func visiblePage(ctx context.Context, tx *store.Tx, ws int64, path string, member bool) (atrium.Page, error) {
+	p, err := tx.PageByPath(ctx, ws, path)
+	if err != nil {
+		return atrium.Page{}, err
+	}
+	return p, visible(p, member)
+}
+
 // emit records a page change: its event, and what the hooks derive from it.
 func (s *Service) emit(ctx context.Context, tx *store.Tx, a *atrium.Actor, kind string, p atrium.Page, from string) error {
 	if err := s.changed(ctx, tx, a, Change{Kind: kind, Page: p, From: from}); err != nil {
@@ -274,11 +284,8 @@ func (s *Service) ReadPage(ctx context.Context, r ReadRequest) (ReadResult, erro
 	a := atrium.ActorFromContext(ctx)
 	var res ReadResult
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		p, err := tx.PageByPath(ctx, a.Workspace.ID, path)
+		p, err := visiblePage(ctx, tx, a.Workspace.ID, path, member)
 		if err != nil {
-			return err
-		}
-		if err := visible(p, member); err != nil {
 			return err
 		}
 		res.Page = p

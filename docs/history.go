@@ -86,11 +86,8 @@ func (s *Service) Revisions(ctx context.Context, path, cursor string, limit int)
 	limit = clampLimit(limit, 20, 200)
 	var res RevisionsResult
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		p, err := tx.PageByPath(ctx, a.Workspace.ID, path)
+		p, err := visiblePage(ctx, tx, a.Workspace.ID, path, member)
 		if err != nil {
-			return err
-		}
-		if err := visible(p, member); err != nil {
 			return err
 		}
 		res.Page = p
@@ -189,11 +186,8 @@ func (s *Service) Links(ctx context.Context, path string) (LinksResult, error) {
 	}
 	var res LinksResult
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		p, err := tx.PageByPath(ctx, a.Workspace.ID, path)
+		p, err := visiblePage(ctx, tx, a.Workspace.ID, path, member)
 		if err != nil {
-			return err
-		}
-		if err := visible(p, member); err != nil {
 			return err
 		}
 		res.Page = p

@@ -235,18 +235,7 @@ func filterSQL(f CandidateFilter) (string, []any) {
 // DocFreq counts the pages of workspace ws holding token (a prefix when it
 // ends in "*"), private ones included: the document frequency of BM25.
 func (tx *Tx) DocFreq(ctx context.Context, ws int64, token string) (int, error) {
-	m := Match{AllOf: []string{token}}
-	if err := validTokens(m); err != nil {
-		return 0, err
-	}
-	var n int
-	var err error
-	if tx.db.engine == SQLite {
-		err = tx.queryRow(ctx, "SELECT COUNT(*) FROM page_fts WHERE page_fts MATCH ?", m.ftsExpr(ws)).Scan(&n)
-	} else {
-		err = tx.queryRow(ctx, "SELECT COUNT(*) FROM pages WHERE workspace_id = ? AND tsv @@ ?::tsquery", ws, m.tsquery()).Scan(&n)
-	}
-	return n, err
+	return tx.CountCandidates(ctx, ws, Match{AllOf: []string{token}}, CandidateFilter{IncludePrivate: true})
 }
 
 // SearchStats are the corpus figures of BM25: documents and the total search

@@ -84,13 +84,8 @@ func (g *globals) callSession(ctx context.Context, surface *surfaceFlags, url, s
 		}
 		return s, func() { s.Close() }, nil
 	}
-	a, err := g.open(ctx)
+	a, actor, err := g.openLocal(ctx)
 	if err != nil {
-		return nil, nil, err
-	}
-	actor, err := a.localActor(ctx)
-	if err != nil {
-		a.close()
 		return nil, nil, err
 	}
 	cfg := surface.config(a.log, true)

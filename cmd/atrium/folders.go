@@ -88,15 +88,11 @@ func (g *globals) runImport(ctx context.Context, dir string) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("%s is not a folder", dir)
 	}
-	a, err := g.open(ctx)
+	a, actor, err := g.openLocal(ctx)
 	if err != nil {
 		return err
 	}
 	defer a.close()
-	actor, err := a.localActor(ctx)
-	if err != nil {
-		return err
-	}
 	ctx = docs.WithOrigin(atrium.NewContextWithActor(ctx, actor), "import")
 
 	var prog *progressLine
@@ -469,15 +465,11 @@ func (g *globals) runExport(ctx context.Context, dir string) error {
 		return err
 	}
 	defer root.Close()
-	a, err := g.open(ctx)
+	a, actor, err := g.openLocal(ctx)
 	if err != nil {
 		return err
 	}
 	defer a.close()
-	actor, err := a.localActor(ctx)
-	if err != nil {
-		return err
-	}
 	ctx = atrium.NewContextWithActor(ctx, actor)
 
 	var rep exportReport

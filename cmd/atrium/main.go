@@ -204,6 +204,20 @@ func (a *app) close() {
 	}
 }
 
+// openLocal opens the store for a local command, with its caller.
+func (g *globals) openLocal(ctx context.Context) (*app, *atrium.Actor, error) {
+	a, err := g.open(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	actor, err := a.localActor(ctx)
+	if err != nil {
+		a.close()
+		return nil, nil, err
+	}
+	return a, actor, nil
+}
+
 // localActor is the caller of local commands: ATRIUM_AGENT in ATRIUM_WORKSPACE.
 func (a *app) localActor(ctx context.Context) (*atrium.Actor, error) {
 	return a.identity.LocalActor(ctx, localHandle(), os.Getenv("ATRIUM_WORKSPACE"), atrium.KindAgent)

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/authn"
 	"github.com/atrium-hq/atrium/mcpserver"
 	"github.com/atrium-hq/atrium/mirror"
@@ -64,12 +65,9 @@ func serveStdio(ctx context.Context, g *globals, surface *surfaceFlags, mirrorDi
 	)
 	cfg := surface.config(log, true)
 	cfg.Open = func(ctx context.Context, cfg *mcpserver.Config) error {
+		var actor *atrium.Actor
 		var err error
-		if a, err = g.open(ctx); err != nil {
-			return err
-		}
-		actor, err := a.localActor(ctx)
-		if err != nil {
+		if a, actor, err = g.openLocal(ctx); err != nil {
 			return err
 		}
 		a.supply(cfg, actor)
