@@ -8,7 +8,9 @@ package docs
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"strings"
+	"time"
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/markdown"
@@ -40,6 +42,7 @@ type Service struct {
 	// MaxAttachmentBytes bounds one attachment (stored in the database).
 	MaxAttachmentBytes int64
 	hooks              []Hook
+	searches           *gate
 }
 
 // A Change is one page written, moved or deleted, as hooks see it.
@@ -70,7 +73,11 @@ func New(db *store.DB, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{db: db, log: log, MaxAttachmentBytes: 25 << 20}
+	// Searches leave a read connection free for light calls, and are
+	// CPU-bound: more at once than cores only makes each slower.
+	running := max(1, min(runtime.GOMAXPROCS(0), db.Conns()-1))
+	return &Service{db: db, log: log, MaxAttachmentBytes: 25 << 20,
+		searches: newGate("searches", running, 64, 8, 30*time.Second)}
 }
 
 // origin lets a surface say where a write came from (the mirror marks its own
