@@ -177,6 +177,9 @@ func (s *Service) WritePage(ctx context.Context, r WriteRequest) (WriteResult, e
 			if r.BaseRevision > 0 {
 				return atrium.Errorf(atrium.ENotFound, "Page not found at path: %s (base_revision %d was given, so the page was expected to exist)", path, r.BaseRevision)
 			}
+			if err := checkFolders(path); err != nil {
+				return err
+			}
 			res.Page, res.Created, res.Changed = atrium.Page{WorkspaceID: a.Workspace.ID, Path: path}, true, true
 			pc.apply(&res.Page, r.Content)
 			if err := tx.InsertPage(ctx, &res.Page, pc.index(path), a.Principal.ID); err != nil {
@@ -305,6 +308,10 @@ func (s *Service) ReadPage(ctx context.Context, r ReadRequest) (ReadResult, erro
 			if err != nil {
 				return err
 			}
+			if !member && revisionAccess(rev.Content) != atrium.AccessPublic {
+				// As missing as a private page: its existence does not leak.
+				return atrium.Errorf(atrium.ENotFound, "Revision %d of %s not found", r.Revision, p.Path)
+			}
 			res.Content = rev.Content
 			res.Page.Revision = rev.Revision
 		}
@@ -312,6 +319,9 @@ func (s *Service) ReadPage(ctx context.Context, r ReadRequest) (ReadResult, erro
 	})
 	if err != nil {
 		return ReadResult{}, err
+	}
+	if !member {
+		res.Page = anonymous(res.Page)
 	}
 	fm, body, _ := markdown.Split(res.Content)
 	if res.Frontmatter, err = frontmatterMap(fm); err != nil {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/markdown"
 	"github.com/atrium-hq/atrium/store"
 )
 
@@ -91,9 +92,22 @@ func (s *Service) Revisions(ctx context.Context, path, cursor string, limit int)
 			return err
 		}
 		res.Page = p
-		revs, err := tx.PageRevisions(ctx, p.ID, before, limit+1)
-		if err != nil {
-			return err
+		var revs []atrium.PageRevision
+		for {
+			batch, err := tx.PageRevisions(ctx, p.ID, before, limit+1, !member)
+			if err != nil {
+				return err
+			}
+			for _, r := range batch {
+				if member || revisionAccess(r.Content) == atrium.AccessPublic {
+					r.Content = ""
+					revs = append(revs, r)
+				}
+			}
+			if len(revs) > limit || len(batch) <= limit {
+				break
+			}
+			before = batch[len(batch)-1].Revision
 		}
 		if len(revs) > limit {
 			revs = revs[:limit]
@@ -102,7 +116,32 @@ func (s *Service) Revisions(ctx context.Context, path, cursor string, limit int)
 		res.Revisions = revs
 		return nil
 	})
+	if !member {
+		res.Page = anonymous(res.Page)
+		for i := range res.Revisions {
+			res.Revisions[i].Author = ""
+		}
+	}
 	return res, err
+}
+
+// revisionAccess is the access a page had at a revision: what its
+// frontmatter said then. A reader outside the workspace sees only the
+// revisions that were public, whatever the page is now.
+func revisionAccess(content string) atrium.Access {
+	fm, _, _ := markdown.Split(content)
+	meta, err := markdown.ParseFrontmatter(fm)
+	if err != nil || meta.Access == "" {
+		return atrium.AccessPrivate
+	}
+	return atrium.Access(meta.Access)
+}
+
+// anonymous is p as a reader outside the workspace sees it: without who
+// wrote it.
+func anonymous(p atrium.Page) atrium.Page {
+	p.CreatedBy, p.UpdatedBy = "", ""
+	return p
 }
 
 // RestoreRevision makes an earlier revision's content current again, as a new

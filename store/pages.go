@@ -435,9 +435,13 @@ func (tx *Tx) PageCount(ctx context.Context, ws int64) (int, error) {
 }
 
 // PageRevisions lists a page's revisions, newest first, below revision before
-// (0: from the newest).
-func (tx *Tx) PageRevisions(ctx context.Context, page, before int64, limit int) ([]atrium.PageRevision, error) {
-	q := `SELECT r.revision, r.path, r.content_hash, LENGTH(r.content), COALESCE(pr.handle, ''), r.created_at
+// (0: from the newest), with their content when withContent.
+func (tx *Tx) PageRevisions(ctx context.Context, page, before int64, limit int, withContent bool) ([]atrium.PageRevision, error) {
+	content := "''"
+	if withContent {
+		content = "r.content"
+	}
+	q := `SELECT r.revision, r.path, r.content_hash, LENGTH(r.content), ` + content + `, COALESCE(pr.handle, ''), r.created_at
 		FROM page_revisions r LEFT JOIN principals pr ON pr.id = r.author WHERE r.page_id = ?`
 	args := []any{page}
 	if before > 0 {
@@ -448,7 +452,7 @@ func (tx *Tx) PageRevisions(ctx context.Context, page, before int64, limit int) 
 	args = append(args, limit)
 	return queryAll(ctx, tx, func(sc scanner) (r atrium.PageRevision, err error) {
 		var at int64
-		if err := sc.Scan(&r.Revision, &r.Path, &r.ContentHash, &r.Size, &r.Author, &at); err != nil {
+		if err := sc.Scan(&r.Revision, &r.Path, &r.ContentHash, &r.Size, &r.Content, &r.Author, &at); err != nil {
 			return r, err
 		}
 		r.CreatedAt = fromMicros(at)
