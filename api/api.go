@@ -47,6 +47,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 		route("GET /api/tree", h.tree)
 		route("GET /api/attachments/{path...}", h.getAttachment)
 		h.registerReview(route)
+		h.registerTrash(route)
 	}
 }
 

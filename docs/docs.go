@@ -41,8 +41,11 @@ type Service struct {
 	log *slog.Logger
 	// MaxAttachmentBytes bounds one attachment (stored in the database).
 	MaxAttachmentBytes int64
-	hooks              []Hook
-	searches           *gate
+	// TrashRetention is how long a deleted page stays in the trash before
+	// PurgeExpired removes it; 0 keeps it until purged by hand.
+	TrashRetention time.Duration
+	hooks          []Hook
+	searches       *gate
 }
 
 // A Change is one page written, moved or deleted, as hooks see it.
@@ -76,7 +79,7 @@ func New(db *store.DB, log *slog.Logger) *Service {
 	// Searches leave a read connection free for light calls, and are
 	// CPU-bound: more at once than cores only makes each slower.
 	running := max(1, min(runtime.GOMAXPROCS(0), db.Conns()-1))
-	return &Service{db: db, log: log, MaxAttachmentBytes: 25 << 20,
+	return &Service{db: db, log: log, MaxAttachmentBytes: 25 << 20, TrashRetention: DefaultTrashRetention,
 		searches: newGate("searches", running, 64, 8, 30*time.Second)}
 }
 

@@ -9,14 +9,16 @@ import (
 	"github.com/atrium-hq/atrium/store"
 )
 
-// DeleteResult says what a delete removed.
+// DeleteResult says what a delete moved to the trash.
 type DeleteResult struct {
 	Page        atrium.Page
 	Attachments int
 }
 
-// DeletePage deletes a page with its history and attachments. Links to it
-// stay in other pages and show as unresolved.
+// DeletePage moves a page to the trash, with its history, attachments and
+// review threads, from where RestorePage brings it back until it is purged.
+// Its path is free at once for a new page, whose threads start empty. Links
+// to it stay in other pages and show as unresolved.
 func (s *Service) DeletePage(ctx context.Context, path string) (DeleteResult, error) {
 	a, err := writer(ctx)
 	if err != nil {
@@ -35,19 +37,24 @@ func (s *Service) DeletePage(ctx context.Context, path string) (DeleteResult, er
 		if err != nil {
 			return err
 		}
-		if err := tx.DeletePage(ctx, p); err != nil {
+		if err := tx.TrashPage(ctx, p, a.Principal.ID); err != nil {
 			return err
 		}
 		if err := s.changed(ctx, tx, a, Change{Kind: EventPageDeleted, Page: p}); err != nil {
 			return err
 		}
 		res = DeleteResult{Page: p, Attachments: len(atts)}
-		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, EventPageDeleted, p.Path, struct {
-			PageEvent
-			Attachments []string `json:"attachments,omitempty"`
-		}{PageEvent{Path: p.Path, PageID: p.UID, Revision: p.Revision, Origin: originOf(ctx)}, attachmentPaths(atts)})
+		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, EventPageDeleted, p.Path, trashEvent{
+			PageEvent{Path: p.Path, PageID: p.UID, Revision: p.Revision, Origin: originOf(ctx)}, attachmentPaths(atts), true})
 	})
 	return res, err
+}
+
+// trashEvent is the payload of page.deleted, page.restored and page.purged.
+type trashEvent struct {
+	PageEvent
+	Attachments []string `json:"attachments,omitempty"`
+	Trashed     bool     `json:"trashed,omitempty"`
 }
 
 func attachmentPaths(atts []atrium.Attachment) []string {

@@ -112,6 +112,7 @@ every caller the local admin and is only allowed on a loopback address.`,
 				return err
 			}
 			defer a.close()
+			go a.purgeTrash(ctx)
 			boot, err := a.identity.Bootstrap(ctx, mode == authn.ModeToken)
 			if err != nil {
 				return err
