@@ -44,8 +44,11 @@ type Config struct {
 	// ShutdownGrace bounds how long shutdown waits for in-flight requests.
 	// Default 10s.
 	ShutdownGrace time.Duration
-	Metrics       *metrics.Registry
-	Logger        *slog.Logger
+	// Auth authenticates requests. With it in token mode, every route refuses
+	// a malformed Authorization header.
+	Auth    *authn.Authenticator
+	Metrics *metrics.Registry
+	Logger  *slog.Logger
 }
 
 // streamLinger is how long shutdown waits between the last answer and the
@@ -247,12 +250,22 @@ func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter 
 
 // guard refuses requests that a browser could be tricked into sending: on a
 // loopback connection, a Host that is not loopback or allowed (DNS
-// rebinding); anywhere, an Origin naming another host.
+// rebinding); anywhere, an Origin naming another host. It also refuses an
+// Authorization header that is not a bearer token.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := s.checkHostOrigin(r); err != nil {
 			authn.WriteError(w, r, s.log, err)
 			return
+		}
+		// Here rather than in each surface's middleware, so that no route
+		// (health, metrics, one not found) reads a malformed header as none.
+		// Without tokens (--auth none) the header means nothing.
+		if s.cfg.Auth != nil && s.cfg.Auth.Mode == authn.ModeToken {
+			if _, err := authn.ParseAuthorization(r); err != nil {
+				authn.Refuse(w, r, s.log, err)
+				return
+			}
 		}
 		next.ServeHTTP(w, r)
 	})

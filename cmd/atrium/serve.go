@@ -145,6 +145,7 @@ every caller the local admin and is only allowed on a loopback address.`,
 				Health:       a.db.Ping,
 				Engine:       string(a.db.Engine()),
 				AllowedHosts: mcpserver.ParseToolsets(allowedHosts),
+				Auth:         auth,
 				Metrics:      a.metrics,
 				Logger:       a.log,
 			})
