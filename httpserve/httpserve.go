@@ -45,10 +45,13 @@ type Config struct {
 	// Default 10s.
 	ShutdownGrace time.Duration
 	// Auth authenticates requests. With it in token mode, every route refuses
-	// a malformed Authorization header.
-	Auth    *authn.Authenticator
-	Metrics *metrics.Registry
-	Logger  *slog.Logger
+	// a malformed Authorization header, and /metrics needs an admin's token.
+	Auth *authn.Authenticator
+	// MetricsOpen serves /metrics to anyone who can reach the listener (a
+	// scraper on a private network that sends no token).
+	MetricsOpen bool
+	Metrics     *metrics.Registry
+	Logger      *slog.Logger
 }
 
 // streamLinger is how long shutdown waits between the last answer and the
@@ -83,7 +86,7 @@ func New(cfg Config) *Server {
 	s.duration = cfg.Metrics.Histogram("atrium_http_request_seconds", "Time to answer an HTTP request, by route.", metrics.DurationBuckets, "route")
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)
-	mux.Handle("GET /metrics", cfg.Metrics)
+	mux.Handle("GET /metrics", s.metrics())
 	if cfg.Register != nil {
 		cfg.Register(mux)
 	}
@@ -153,6 +156,25 @@ func (s *Server) shutdown() error {
 		return s.srv.Close()
 	}
 	return err
+}
+
+// metrics serves /metrics to admins only, unless the operator opened it:
+// counts of calls, tools and sessions describe what every tenant does.
+func (s *Server) metrics() http.Handler {
+	if s.cfg.MetricsOpen {
+		return s.cfg.Metrics
+	}
+	admin := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a := atrium.ActorFromContext(r.Context()); a == nil || !a.Role.Allows(atrium.RoleAdmin) {
+			authn.WriteError(w, r, s.log, atrium.Errorf(atrium.EPermission, "/metrics is for admins: send an admin's bearer token, or start the server with --metrics-open"))
+			return
+		}
+		s.cfg.Metrics.ServeHTTP(w, r)
+	})
+	if s.cfg.Auth == nil {
+		return admin // no way to authenticate: nobody may read
+	}
+	return s.cfg.Auth.Middleware(admin)
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
