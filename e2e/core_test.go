@@ -203,7 +203,7 @@ func TestIdleSessionsExpire(t *testing.T) {
 // A session answers only to the caller that opened it.
 func TestSessionsBelongToTheirOpener(t *testing.T) {
 	srv := startServe(t, "")
-	other, _, code := srv.cli(t, nil, "token", "create", "--principal", "eve")
+	other, _, code := srv.cli(t, nil, "token", "create", "--principal", "eve", "--role", "writer")
 	if code != 0 {
 		t.Fatal("token create failed")
 	}
