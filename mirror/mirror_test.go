@@ -247,7 +247,7 @@ func TestStartReconcilesBothWays(t *testing.T) {
 		v.writeFile("New.md", "brand new")                        // a file appears
 		v.writeFile("Hidden/.secret.md", "hidden files stay out") //
 		v.start()
-		checks := map[string]string{"Store.md": "s2", "File.md": "f2", "Both.md": "b2-store", "Gone.md": "g1", "New.md": "brand new"}
+		checks := map[string]string{"Store.md": "s2", "File.md": "f2", "Both.md": "b2-store", "New.md": "brand new"}
 		for path, want := range checks {
 			if c, _ := v.file(path); c != want {
 				t.Errorf("file %s = %q, want %q", path, c, want)
@@ -255,6 +255,13 @@ func TestStartReconcilesBothWays(t *testing.T) {
 			if p, ok := v.page(path); !ok || p.Content != want {
 				t.Errorf("page %s = %q, want %q", path, p.Content, want)
 			}
+		}
+		// A file the mirror wrote that is gone deletes its page, as while running.
+		if _, ok := v.page("Gone.md"); ok {
+			t.Error("a file deleted while the mirror was away left its page")
+		}
+		if _, ok := v.file("Gone.md"); ok {
+			t.Error("a file deleted while the mirror was away was written back")
 		}
 		if len(v.m.Conflicts()) != 1 || v.m.Conflicts()[0].Path != "Both.md" {
 			t.Fatalf("conflicts = %+v", v.m.Conflicts())
