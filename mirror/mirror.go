@@ -72,12 +72,12 @@ type Mirror struct {
 	stopEv  func()
 	done    chan struct{}
 
-	states  map[string]docs.SyncState // by path key
+	states map[string]docs.SyncState // by path key
 	// keptHash is, by path key, the content last kept as a conflict copy:
 	// saving exactly that again is taken as meant, not as a stale save.
 	keptHash map[string]string
-	pending map[string]bool           // changed paths, relative, slash-separated
-	ignored map[string]bool           // reported once
+	pending  map[string]bool // changed paths, relative, slash-separated
+	ignored  map[string]bool // reported once
 
 	mu        sync.Mutex
 	conflicts []Conflict
