@@ -34,7 +34,7 @@ func (m *Mirror) staleSave(st docs.SyncState, p atrium.Page, b []byte) bool {
 				m.log.Warn("read the revision a file was last read at", "path", p.Path, "revision", st.Read, "err", err)
 				return true
 			}
-			older = r.Page.Content
+			older = r.Content
 		}
 		return !keepsAChange(older, p.Content, string(b))
 	}
