@@ -1,12 +1,14 @@
 // Package mirror keeps a folder of Markdown files and a workspace's pages in
-// step, both ways. A write through any surface lands in the folder (atomically,
-// by rename); an edit, new file, move or deletion in the folder (an editor,
+// step, both ways. A write through any surface lands in the folder
+// atomically; an edit, new file, move or deletion in the folder (an editor,
 // git pull) reaches the store through the docs service like any other write.
 //
-// The store is the truth. A file edited from an older revision than the
-// store's is a conflict: the store's version stays, the file's is kept beside
-// it as NAME.conflict-<time>.md, and the conflict is reported — nothing is
-// lost. The mirror never follows a symlink and never writes outside its folder.
+// The store is the truth, and no file content the mirror has not read is
+// ever written over or removed (see replaceFile). A save made from an older
+// revision than the store's is a conflict: the store's version stays, the
+// file's is kept beside it as NAME.conflict-<time>[-N].md under a name of its
+// own, and the conflict is reported. The mirror never follows a symlink and
+// never writes outside its folder.
 package mirror
 
 import (
