@@ -159,7 +159,7 @@ func (m *Mirror) movedInFolder(from, to string) bool {
 		m.log.Warn("move in the folder could not become a page move; treating it as a delete and a new file", "from", from, "to", to, "err", atrium.ErrorMessage(err))
 		return false
 	}
-	m.setState(from, "", 0)
+	m.forget(from)
 	m.log.Info("page moved in the folder", "from", from, "to", res.NewPath, "pages_changed", res.PagesChanged)
 	// The move's event writes the file back if link rewriting changed it.
 	return true
@@ -167,7 +167,7 @@ func (m *Mirror) movedInFolder(from, to string) bool {
 
 // removedInFolder deletes the page (or attachment) of a removed file, unless
 // the store changed it since the file was written: then the store wins and
-// the file comes back.
+// the file comes back. Deleting goes through the service like any delete.
 func (m *Mirror) removedInFolder(rel string) {
 	st, ok := m.state(rel)
 	if !ok {
@@ -177,29 +177,32 @@ func (m *Mirror) removedInFolder(rel string) {
 		if err := m.cfg.Docs.DeleteAttachment(m.ctx, rel); err != nil && atrium.ErrorCode(err) != atrium.ENotFound {
 			m.log.Warn("delete attachment", "path", rel, "err", err)
 		}
-		m.setState(rel, "", 0)
+		m.forget(rel)
 		return
 	}
 	r, err := m.cfg.Docs.ReadPage(m.ctx, docs.ReadRequest{Path: rel})
 	switch {
 	case atrium.ErrorCode(err) == atrium.ENotFound:
-		m.setState(rel, "", 0)
+		m.forget(rel)
 	case err != nil:
 		m.log.Warn("read page", "path", rel, "err", err)
 	case r.Page.Revision != st.Revision:
 		m.log.Warn("a file was deleted but its page changed in the store since; the store wins and the file is written again", "path", rel)
-		m.pageToFile(rel)
+		m.forget(rel)
+		m.writePage(r.Page)
 	default:
 		if _, err := m.cfg.Docs.DeletePage(m.ctx, rel); err != nil && atrium.ErrorCode(err) != atrium.ENotFound {
 			m.log.Warn("delete page", "path", rel, "err", err)
 			return
 		}
-		m.setState(rel, "", 0)
+		m.forget(rel)
 	}
 }
 
-// pageFromFile writes a file's content to its page, based on the revision the
-// file was last synced at; a stale base is a conflict the store wins.
+// pageFromFile writes a file's content to its page, based on the revision
+// the file was last synced at. A save made from an older base than the
+// store's is a conflict: the store's version is written back to the file and
+// the save is kept beside it.
 func (m *Mirror) pageFromFile(rel string, b []byte) {
 	hash := hashBytes(b)
 	st, synced := m.state(rel)
@@ -228,33 +231,44 @@ func (m *Mirror) pageFromFile(rel string, b []byte) {
 		m.adopt(rel, r.Page)
 		return
 	}
-	base := st.Revision
-	if !synced {
-		base = -1 // a file that was never synced meets an existing page
+	// A file never synced that meets an existing page, a store that moved on
+	// since the file was synced, or a save that shows it was made from an
+	// older version than the one the mirror last wrote: all conflicts.
+	meant := m.keptHash[store.PathKey(rel)] == hash
+	if !synced || st.Revision != r.Page.Revision || !meant && m.staleSave(st, r.Page, b) {
+		m.lostToStore(rel, r.Page)
+		return
 	}
-	if base > 0 {
-		res, err := m.cfg.Docs.WritePage(m.ctx, docs.WriteRequest{Path: r.Page.Path, Content: string(b), BaseRevision: base})
-		if err == nil {
-			m.adopt(rel, res.Page)
-			return
+	delete(m.keptHash, store.PathKey(rel))
+	res, err := m.cfg.Docs.WritePage(m.ctx, docs.WriteRequest{Path: r.Page.Path, Content: string(b), BaseRevision: st.Revision})
+	switch {
+	case err == nil:
+		m.adopt(rel, res.Page)
+	case atrium.ErrorCode(err) == atrium.EConflict:
+		if r, err := m.cfg.Docs.ReadPage(m.ctx, docs.ReadRequest{Path: rel}); err == nil {
+			m.lostToStore(rel, r.Page)
 		}
-		if atrium.ErrorCode(err) != atrium.EConflict {
-			m.report(rel, atrium.ErrorMessage(err))
-			return
-		}
+	default:
+		m.report(rel, atrium.ErrorMessage(err))
 	}
-	// The store moved on since the file was written: it wins, the file's
-	// version is kept beside it.
-	m.conflict(rel, b)
-	m.writePage(r.Page)
 }
 
-// adopt records a page as synced with the file at rel, whose spelling of the
-// path may differ in case only.
+// lostToStore writes the store's page over a file save that lost to it: the
+// save is not what the mirror last synced, so replaceFile keeps it as a
+// conflict copy.
+func (m *Mirror) lostToStore(rel string, p atrium.Page) {
+	if rel != p.Path { // the file spells the path in another case
+		m.forget(rel)
+	}
+	m.writePage(p)
+}
+
+// adopt records a page as synced with the file at rel, read from it, whose
+// spelling of the path may differ in case only.
 func (m *Mirror) adopt(rel string, p atrium.Page) {
-	m.setState(p.Path, p.ContentHash, p.Revision)
+	m.setState(docs.SyncState{Path: p.Path, Hash: p.ContentHash, Revision: p.Revision, Read: p.Revision})
 	if rel != p.Path && store.PathKey(rel) != store.PathKey(p.Path) {
-		m.setState(rel, "", 0)
+		m.forget(rel)
 	}
 }
 
@@ -272,5 +286,5 @@ func (m *Mirror) attachmentFromFile(rel string, b []byte) {
 		m.report(rel, atrium.ErrorMessage(err))
 		return
 	}
-	m.setState(att.Path, att.SHA256, 0)
+	m.setState(docs.SyncState{Path: att.Path, Hash: att.SHA256})
 }

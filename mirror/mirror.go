@@ -1,12 +1,14 @@
 // Package mirror keeps a folder of Markdown files and a workspace's pages in
-// step, both ways. A write through any surface lands in the folder (atomically,
-// by rename); an edit, new file, move or deletion in the folder (an editor,
+// step, both ways. A write through any surface lands in the folder
+// atomically; an edit, new file, move or deletion in the folder (an editor,
 // git pull) reaches the store through the docs service like any other write.
 //
-// The store is the truth. A file edited from an older revision than the
-// store's is a conflict: the store's version stays, the file's is kept beside
-// it as NAME.conflict-<time>.md, and the conflict is reported — nothing is
-// lost. The mirror never follows a symlink and never writes outside its folder.
+// The store is the truth, and no file content the mirror has not read is
+// ever written over or removed (see replaceFile). A save made from an older
+// revision than the store's is a conflict: the store's version stays, the
+// file's is kept beside it as NAME.conflict-<time>[-N].md under a name of its
+// own, and the conflict is reported. The mirror never follows a symlink and
+// never writes outside its folder.
 package mirror
 
 import (
@@ -72,9 +74,12 @@ type Mirror struct {
 	stopEv  func()
 	done    chan struct{}
 
-	states  map[string]docs.SyncState // by path key
-	pending map[string]bool           // changed paths, relative, slash-separated
-	ignored map[string]bool           // reported once
+	states map[string]docs.SyncState // by path key
+	// keptHash is, by path key, the content last kept as a conflict copy:
+	// saving exactly that again is taken as meant, not as a stale save.
+	keptHash map[string]string
+	pending  map[string]bool // changed paths, relative, slash-separated
+	ignored  map[string]bool // reported once
 
 	mu        sync.Mutex
 	conflicts []Conflict
@@ -104,7 +109,7 @@ func Start(ctx context.Context, cfg Config) (*Mirror, error) {
 		return nil, err
 	}
 	m := &Mirror{cfg: cfg, dir: abs, log: cfg.Logger.With("mirror", abs), ws: cfg.Actor.Workspace.ID,
-		pending: map[string]bool{}, ignored: map[string]bool{}, done: make(chan struct{}), ready: make(chan struct{})}
+		keptHash: map[string]string{}, pending: map[string]bool{}, ignored: map[string]bool{}, done: make(chan struct{}), ready: make(chan struct{})}
 	m.ctx, m.cancel = context.WithCancel(docs.WithOrigin(atrium.NewContextWithActor(context.WithoutCancel(ctx), cfg.Actor), Origin))
 	// Subscribe before reconciling, so that no write in between is missed.
 	m.events, m.stopEv = cfg.Events()
@@ -242,43 +247,137 @@ func (m *Mirror) safeTarget(rel string) error {
 	return nil
 }
 
-// writeFile writes data at rel atomically: a temporary file beside it, then a
-// rename, so that editors and git never see half a page.
-func (m *Mirror) writeFile(rel string, data []byte) error {
+// replaceFile puts data at rel (nil: removes the file), but never over
+// content the mirror has not accounted for. expect is the hash of what the
+// mirror last wrote or read there ("" when it knows of none): that content is
+// in the store's history already. Anything else found there is a save the
+// mirror has not read — made from an older base, since the store has moved
+// on — and is kept as a conflict copy.
+//
+// A file cannot be compared and swapped in one step, so the current file is
+// first renamed aside (atomic: whatever an editor saved before that moment
+// is in hand), judged, and the new content is then linked in, which fails
+// rather than replaces when an editor saved a new file in between: that save
+// stays, and the watcher brings it in. It reports whether data was written.
+func (m *Mirror) replaceFile(rel string, data []byte, expect string) (bool, error) {
 	if err := m.safeTarget(rel); err != nil {
-		return err
+		return false, err
 	}
 	target := m.abs(rel)
-	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-		return err
+	dir := filepath.Dir(target)
+	var tmp string
+	if data != nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return false, err
+		}
+		if err := m.safeTarget(rel); err != nil { // a folder made meanwhile
+			return false, err
+		}
+		var err error
+		if tmp, err = writeTemp(dir, data); err != nil {
+			return false, err
+		}
+		defer os.Remove(tmp)
 	}
-	if err := m.safeTarget(rel); err != nil { // a folder made meanwhile
-		return err
+	if fi, err := os.Lstat(target); err == nil && !fi.Mode().IsRegular() {
+		return false, fmt.Errorf("%s is not a regular file; the mirror leaves it alone", rel)
 	}
-	tmp := filepath.Join(filepath.Dir(target), ".atrium-"+strings.ToLower(rand.Text()[:10])+".tmp")
+	aside := filepath.Join(dir, ".atrium-"+strings.ToLower(rand.Text()[:10])+".aside")
+	switch err := os.Rename(target, aside); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return false, err
+	default:
+		b, err := os.ReadFile(aside)
+		if h := hashBytes(b); err == nil && (h == expect || data != nil && h == hashBytes(data)) {
+			os.Remove(aside)
+		} else {
+			m.keep(rel, aside)
+		}
+	}
+	if data == nil {
+		return false, nil
+	}
+	written, err := linkNew(tmp, target)
+	if err != nil || !written {
+		return false, err
+	}
+	return true, m.watchDirOf(rel)
+}
+
+// writeTemp writes data to a new hidden file in dir, synced to disk.
+func writeTemp(dir string, data []byte) (string, error) {
+	tmp := filepath.Join(dir, ".atrium-"+strings.ToLower(rand.Text()[:10])+".tmp")
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return err
+		return "", err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		os.Remove(tmp)
-		return err
+		return "", err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
+	return tmp, nil
+}
+
+// linkNew gives the file at from the name to, unless to exists: false then.
+// A hard link never replaces; on a file system without hard links a rename
+// after a check is the fallback, which leaves a moment's race.
+func linkNew(from, to string) (bool, error) {
+	err := os.Link(from, to)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrExist):
+		return false, nil
 	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
+	if _, serr := os.Lstat(to); serr == nil {
+		return false, nil
 	}
-	if err := os.Rename(tmp, target); err != nil {
-		os.Remove(tmp)
-		return err
+	if err := os.Rename(from, to); err != nil {
+		return false, err
 	}
-	return m.watchDirOf(rel)
+	return true, nil
+}
+
+// keep gives the file at from (a hidden name in rel's folder) a conflict
+// copy's name beside rel: a name of its own, never one already taken, so
+// that no conflict copy ever replaces another.
+func (m *Mirror) keep(rel, from string) {
+	now := m.cfg.Now()
+	stem := strings.TrimSuffix(rel, path.Ext(rel)) + ".conflict-" + now.UTC().Format("20060102T150405Z")
+	for n := 1; n <= 1000; n++ {
+		kept := stem + path.Ext(rel)
+		if n > 1 {
+			kept = fmt.Sprintf("%s-%d%s", stem, n, path.Ext(rel))
+		}
+		ok, err := linkNew(from, m.abs(kept))
+		if err != nil {
+			break
+		}
+		if !ok {
+			continue
+		}
+		os.Remove(from)
+		if b, err := os.ReadFile(m.abs(kept)); err == nil {
+			m.keptHash[store.PathKey(rel)] = hashBytes(b)
+		}
+		m.mu.Lock()
+		m.conflicts = append(m.conflicts, Conflict{Path: rel, Kept: kept, At: now})
+		m.mu.Unlock()
+		m.log.Warn("conflict: the file was saved from an older version than the store's; the store's version stays, the file's is kept beside it", "path", rel, "kept_as", kept)
+		if err := m.cfg.Docs.RecordMirrorConflict(m.ctx, rel, kept); err != nil {
+			m.log.Warn("record conflict", "err", err)
+		}
+		return
+	}
+	m.log.Error("could not name a conflict copy; the folder's version stays in a hidden file", "path", rel, "file", from)
 }
 
 // readFile reads rel if it is a regular file (not a symlink).
@@ -300,14 +399,14 @@ func (m *Mirror) readFile(rel string) ([]byte, bool, error) {
 	return b, err == nil, err
 }
 
-func (m *Mirror) removeFile(rel string) {
-	if m.safeTarget(rel) != nil {
+// removeFile removes the file at rel unless it holds content the mirror has
+// not accounted for (kept as a conflict copy instead), then the folders the
+// removal emptied, up to the mirror's root.
+func (m *Mirror) removeFile(rel, expect string) {
+	if _, err := m.replaceFile(rel, nil, expect); err != nil {
+		m.log.Warn("remove file", "path", rel, "err", err)
 		return
 	}
-	if err := os.Remove(m.abs(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		m.log.Warn("remove file", "path", rel, "err", err)
-	}
-	// Drop folders the removal emptied, up to the mirror's root.
 	for dir := path.Dir(rel); dir != "." && dir != ""; dir = path.Dir(dir) {
 		if os.Remove(m.abs(dir)) != nil {
 			break
@@ -315,22 +414,24 @@ func (m *Mirror) removeFile(rel string) {
 	}
 }
 
-func (m *Mirror) setState(rel, hash string, rev int64) {
-	key := store.PathKey(rel)
-	st := docs.SyncState{Path: rel, Hash: hash, Revision: rev}
-	if cur, ok := m.states[key]; ok && cur == st {
+// setState records what the file at rel holds: st.Hash "" forgets it.
+func (m *Mirror) setState(st docs.SyncState) {
+	key := store.PathKey(st.Path)
+	if cur, ok := m.states[key]; ok && cur == st || !ok && st.Hash == "" {
 		return
 	}
 	if err := m.cfg.Docs.SetMirrorState(m.ctx, m.dir, st); err != nil {
-		m.log.Warn("record sync state", "path", rel, "err", err)
+		m.log.Warn("record sync state", "path", st.Path, "err", err)
 		return
 	}
-	if hash == "" {
+	if st.Hash == "" {
 		delete(m.states, key)
 	} else {
 		m.states[key] = st
 	}
 }
+
+func (m *Mirror) forget(rel string) { m.setState(docs.SyncState{Path: rel}) }
 
 func (m *Mirror) state(rel string) (docs.SyncState, bool) {
 	st, ok := m.states[store.PathKey(rel)]
@@ -344,22 +445,6 @@ func (m *Mirror) report(rel, why string) {
 	}
 	m.ignored[rel+why] = true
 	m.log.Warn("mirror ignores a file", "path", rel, "why", why)
-}
-
-// conflict keeps the folder's version of a page beside it and reports it.
-func (m *Mirror) conflict(rel string, fileContent []byte) {
-	kept := strings.TrimSuffix(rel, path.Ext(rel)) + ".conflict-" + m.cfg.Now().UTC().Format("20060102T150405Z") + path.Ext(rel)
-	if err := m.writeFile(kept, fileContent); err != nil {
-		m.log.Error("could not keep the folder's version of a conflicting page", "path", rel, "err", err)
-		return
-	}
-	m.mu.Lock()
-	m.conflicts = append(m.conflicts, Conflict{Path: rel, Kept: kept, At: m.cfg.Now()})
-	m.mu.Unlock()
-	m.log.Warn("conflict: the page changed in the store since the file was written; the store's version stays, the file's is kept beside it", "path", rel, "kept_as", kept)
-	if err := m.cfg.Docs.RecordMirrorConflict(m.ctx, rel, kept); err != nil {
-		m.log.Warn("record conflict", "err", err)
-	}
 }
 
 // --- store → folder ---
@@ -379,12 +464,7 @@ func (m *Mirror) fromStore(ev atrium.Event) {
 	case docs.EventPageCreated, docs.EventPageUpdated:
 		m.pageToFile(p.Path)
 	case docs.EventPageMoved:
-		if st, ok := m.state(p.From); ok {
-			if b, ok, _ := m.readFile(p.From); ok && hashBytes(b) == st.Hash {
-				m.removeFile(p.From)
-			}
-			m.setState(p.From, "", 0)
-		}
+		m.movedInStore(p.From)
 		m.pageToFile(p.Path)
 	case docs.EventPageDeleted:
 		m.deletedInStore(p.Path)
@@ -400,19 +480,22 @@ func (m *Mirror) fromStore(ev atrium.Event) {
 		m.attachmentToFile(p.Path)
 	case docs.EventAttachmentMoved:
 		m.attachmentToFile(p.Path)
-		if st, ok := m.state(p.From); ok {
-			if b, ok, _ := m.readFile(p.From); ok && hashBytes(b) == st.Hash {
-				m.removeFile(p.From)
-			}
-			m.setState(p.From, "", 0)
-		}
+		m.movedInStore(p.From)
 	case docs.EventAttachmentDeleted:
 		m.deletedInStore(p.Path)
 	}
 }
 
-// pageToFile writes a page's current content to its file, keeping a local
-// edit the store has not seen as a conflict copy.
+// movedInStore removes the file at a page's or attachment's old path.
+func (m *Mirror) movedInStore(from string) {
+	if st, ok := m.state(from); ok {
+		m.removeFile(from, st.Hash)
+		m.forget(from)
+	}
+}
+
+// pageToFile writes a page's current content to its file. A save in the
+// folder the mirror has not read yet is kept as a conflict copy.
 func (m *Mirror) pageToFile(rel string) {
 	r, err := m.cfg.Docs.ReadPage(m.ctx, docs.ReadRequest{Path: rel})
 	if atrium.ErrorCode(err) == atrium.ENotFound {
@@ -423,35 +506,39 @@ func (m *Mirror) pageToFile(rel string) {
 		return
 	}
 	p := r.Page
-	cur, exists, err := m.readFile(p.Path)
-	if err != nil {
-		m.log.Warn("read file", "path", p.Path, "err", err)
+	st, synced := m.state(p.Path)
+	if synced && st.Revision == p.Revision && st.Hash == p.ContentHash {
+		// The file has had this revision (or it came from the file: the echo
+		// of the mirror's own write). A newer save in the folder is on its
+		// way to the store through the watcher.
 		return
 	}
-	st, synced := m.state(p.Path)
-	switch {
-	case !exists:
-	case hashBytes(cur) == p.ContentHash:
-		m.setState(p.Path, p.ContentHash, p.Revision)
+	if cur, ok, _ := m.readFile(p.Path); ok && hashBytes(cur) == p.ContentHash {
+		m.setState(docs.SyncState{Path: p.Path, Hash: p.ContentHash, Revision: p.Revision, Read: p.Revision})
 		return
-	case synced && st.Revision == p.Revision && st.Hash == p.ContentHash:
-		// The store has nothing the folder has not seen (the echo of the
-		// mirror's own write): the file's newer edit is on its way to the
-		// store and is no conflict.
-		return
-	case !synced || hashBytes(cur) != st.Hash:
-		m.conflict(p.Path, cur) // the folder changed too: keep its version
 	}
 	m.writePage(p)
 }
 
-// writePage writes a page's content to its file and records the sync.
+// writePage writes a page's content to its file over what the mirror last
+// synced there, and records it.
 func (m *Mirror) writePage(p atrium.Page) {
-	if err := m.writeFile(p.Path, []byte(p.Content)); err != nil {
+	st, _ := m.state(p.Path)
+	written, err := m.replaceFile(p.Path, []byte(p.Content), st.Hash)
+	if err != nil {
 		m.report(p.Path, err.Error())
 		return
 	}
-	m.setState(p.Path, p.ContentHash, p.Revision)
+	if written {
+		// The file now holds the store's content, not one read from it:
+		// Read stays, the base an editor may still hold. A file the mirror
+		// wrote afresh has no older text any editor could hold.
+		read := st.Read
+		if st.Hash == "" {
+			read = p.Revision
+		}
+		m.setState(docs.SyncState{Path: p.Path, Hash: p.ContentHash, Revision: p.Revision, Read: read})
+	}
 }
 
 func (m *Mirror) attachmentToFile(rel string) {
@@ -460,27 +547,24 @@ func (m *Mirror) attachmentToFile(rel string) {
 		return
 	}
 	if cur, ok, _ := m.readFile(att.Path); ok && hashBytes(cur) == att.SHA256 {
-		m.setState(att.Path, att.SHA256, 0)
+		m.setState(docs.SyncState{Path: att.Path, Hash: att.SHA256})
 		return
 	}
-	if err := m.writeFile(att.Path, data); err != nil {
+	st, _ := m.state(att.Path)
+	written, err := m.replaceFile(att.Path, data, st.Hash)
+	if err != nil {
 		m.report(att.Path, err.Error())
 		return
 	}
-	m.setState(att.Path, att.SHA256, 0)
+	if written {
+		m.setState(docs.SyncState{Path: att.Path, Hash: att.SHA256})
+	}
 }
 
 // deletedInStore removes the file of a page or attachment the store no longer
-// has — unless the file changed since it was synced, which keeps it as a
-// conflict copy.
+// has; a save the mirror has not read is kept as a conflict copy.
 func (m *Mirror) deletedInStore(rel string) {
-	st, ok := m.state(rel)
-	cur, exists, _ := m.readFile(rel)
-	if exists && (!ok || hashBytes(cur) != st.Hash) && isPage(rel) {
-		m.conflict(rel, cur)
-	}
-	if exists {
-		m.removeFile(rel)
-	}
-	m.setState(rel, "", 0)
+	st, _ := m.state(rel)
+	m.removeFile(rel, st.Hash)
+	m.forget(rel)
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/identity"
@@ -27,6 +29,7 @@ type env struct {
 	dir   string
 	m     *mirror.Mirror
 	debnc time.Duration
+	now   func() time.Time // the mirror's clock; nil: the real one
 }
 
 func newEnv(t testing.TB, e store.Engine) *env {
@@ -43,7 +46,7 @@ func (v *env) start() {
 	if err != nil {
 		v.t.Fatal(err)
 	}
-	m, err := mirror.Start(context.Background(), mirror.Config{Dir: v.dir, Docs: v.docs, Actor: actor, Debounce: v.debnc,
+	m, err := mirror.Start(context.Background(), mirror.Config{Dir: v.dir, Docs: v.docs, Actor: actor, Debounce: v.debnc, Now: v.now,
 		Events: func() (<-chan atrium.Event, func()) { return v.db.Subscribe(1024) }})
 	if err != nil {
 		v.t.Fatal(err)
@@ -247,7 +250,7 @@ func TestStartReconcilesBothWays(t *testing.T) {
 		v.writeFile("New.md", "brand new")                        // a file appears
 		v.writeFile("Hidden/.secret.md", "hidden files stay out") //
 		v.start()
-		checks := map[string]string{"Store.md": "s2", "File.md": "f2", "Both.md": "b2-store", "Gone.md": "g1", "New.md": "brand new"}
+		checks := map[string]string{"Store.md": "s2", "File.md": "f2", "Both.md": "b2-store", "New.md": "brand new"}
 		for path, want := range checks {
 			if c, _ := v.file(path); c != want {
 				t.Errorf("file %s = %q, want %q", path, c, want)
@@ -255,6 +258,13 @@ func TestStartReconcilesBothWays(t *testing.T) {
 			if p, ok := v.page(path); !ok || p.Content != want {
 				t.Errorf("page %s = %q, want %q", path, p.Content, want)
 			}
+		}
+		// A file the mirror wrote that is gone deletes its page, as while running.
+		if _, ok := v.page("Gone.md"); ok {
+			t.Error("a file deleted while the mirror was away left its page")
+		}
+		if _, ok := v.file("Gone.md"); ok {
+			t.Error("a file deleted while the mirror was away was written back")
 		}
 		if len(v.m.Conflicts()) != 1 || v.m.Conflicts()[0].Path != "Both.md" {
 			t.Fatalf("conflicts = %+v", v.m.Conflicts())
@@ -318,4 +328,146 @@ func TestRapidSavesAreNoConflict(t *testing.T) {
 	if f, _ := v.file("Draft.md"); f != "draft 29" {
 		t.Fatalf("file = %q", f)
 	}
+}
+
+// A conflict copy never replaces another, even two in the same second.
+func TestConflictCopiesNeverReplaceEachOther(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := newEnv(t, e)
+		v.debnc = 300 * time.Millisecond // the store's write lands while the file's waits
+		v.now = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
+		v.start()
+		v.write("Doc.md", "base")
+		v.eventually("synced", func() bool { c, _ := v.file("Doc.md"); return c == "base" })
+		for i := range 3 {
+			v.writeFile("Doc.md", fmt.Sprintf("folder %d", i))
+			v.write("Doc.md", fmt.Sprintf("store %d", i))
+			v.eventually("conflict kept", func() bool { return len(v.m.Conflicts()) == i+1 })
+			v.eventually("store version in the file", func() bool { c, _ := v.file("Doc.md"); return c == fmt.Sprintf("store %d", i) })
+		}
+		kept := map[string]string{}
+		for _, c := range v.m.Conflicts() {
+			b, _ := v.file(c.Kept)
+			kept[c.Kept] = b
+		}
+		want := map[string]string{
+			"Doc.conflict-20260102T030405Z.md":   "folder 0",
+			"Doc.conflict-20260102T030405Z-2.md": "folder 1",
+			"Doc.conflict-20260102T030405Z-3.md": "folder 2",
+		}
+		if diff := cmp.Diff(want, kept); diff != "" {
+			t.Errorf("conflict copies (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// An editor that still holds the text from before the store's newer
+// revision was written to the file saves a conflict, not a silent revert of
+// the newer revision. Saving that same text again is taken as meant; an
+// editor that read the newer text saves a revision.
+func TestStaleBufferSaveIsAConflict(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := newEnv(t, e)
+		v.start()
+		v.writeFile("Plan.md", "# Plan\n\nship it\n")
+		v.eventually("file becomes a page", func() bool { _, ok := v.page("Plan.md"); return ok })
+		v.write("Plan.md", "# Plan\n\nship it on Friday\n") // an agent
+		v.eventually("agent's edit in the file", func() bool { c, _ := v.file("Plan.md"); return strings.Contains(c, "Friday") })
+		stale := "# Plan\n\nship it\n\n- [ ] tell the team\n" // from the buffer opened before
+		v.writeFile("Plan.md", stale)
+		v.eventually("stale save kept as a conflict", func() bool { return len(v.m.Conflicts()) == 1 })
+		if kept, _ := v.file(v.m.Conflicts()[0].Kept); kept != stale {
+			t.Errorf("conflict copy = %q", kept)
+		}
+		v.eventually("the agent's edit back in the file", func() bool { c, _ := v.file("Plan.md"); return strings.Contains(c, "Friday") })
+		if p, _ := v.page("Plan.md"); p.Revision != 2 || !strings.Contains(p.Content, "Friday") {
+			t.Fatalf("page after a stale save: revision %d %q", p.Revision, p.Content)
+		}
+		// The same text saved again, after the conflict: meant.
+		v.writeFile("Plan.md", stale)
+		v.eventually("saved again: a revision", func() bool { p, _ := v.page("Plan.md"); return p.Content == stale })
+		// An editor that read the file first keeps the agent's change.
+		v.write("Plan.md", stale+"- [ ] book the room\n")
+		v.eventually("agent's edit in the file", func() bool { c, _ := v.file("Plan.md"); return strings.Contains(c, "room") })
+		fresh := stale + "- [ ] book the room\n- [ ] order cake\n"
+		v.writeFile("Plan.md", fresh)
+		v.eventually("fresh save: a revision", func() bool { p, _ := v.page("Plan.md"); return p.Content == fresh })
+		if n := len(v.m.Conflicts()); n != 1 {
+			t.Errorf("%d conflicts, want 1: %+v", n, v.m.Conflicts())
+		}
+	})
+}
+
+// A git checkout of an older branch rewrites files to older content: over
+// another writer's later revision that is a conflict (kept), never a silent
+// revert; over the folder's own revisions it is an undo.
+func TestOlderContentBackIsAConflict(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := newEnv(t, e)
+		v.start()
+		for _, f := range []string{"A.md", "B.md", "C.md"} {
+			v.writeFile(f, f+" one\n")
+		}
+		v.eventually("files become pages", func() bool {
+			_, a := v.page("A.md")
+			_, b := v.page("B.md")
+			_, c := v.page("C.md")
+			return a && b && c
+		})
+		v.write("A.md", "A.md two, by the agent\n")
+		v.write("C.md", "C.md two, by the agent\n")
+		v.eventually("agent's edits in the files", func() bool {
+			a, _ := v.file("A.md")
+			c, _ := v.file("C.md")
+			return strings.Contains(a, "agent") && strings.Contains(c, "agent")
+		})
+		v.writeFile("A.md", "A.md two, by the agent\nand the user\n") // the user builds on it
+		v.writeFile("B.md", "B.md two\n")                             // only the folder writes B
+		v.eventually("user's edits are revisions", func() bool {
+			a, _ := v.page("A.md")
+			b, _ := v.page("B.md")
+			return a.Revision == 3 && b.Revision == 2
+		})
+		// git checkout old-branch:
+		for _, f := range []string{"A.md", "B.md", "C.md"} {
+			v.writeFile(f, f+" one\n")
+		}
+		v.eventually("B's undo is a revision", func() bool { p, _ := v.page("B.md"); return p.Revision == 3 && p.Content == "B.md one\n" })
+		v.eventually("A and C conflict", func() bool { return len(v.m.Conflicts()) == 2 })
+		for _, f := range []string{"A.md", "C.md"} {
+			if p, _ := v.page(f); !strings.Contains(p.Content, "agent") {
+				t.Errorf("%s reverted to %q", f, p.Content)
+			}
+		}
+		for _, c := range v.m.Conflicts() {
+			if kept, _ := v.file(c.Kept); kept != c.Path+" one\n" {
+				t.Errorf("conflict copy of %s = %q", c.Path, kept)
+			}
+		}
+	})
+}
+
+// A page the mirror never wrote to a folder is written there, never taken
+// for deleted: a new folder, or one that holds none of its files any more
+// (unmounted, swapped).
+func TestNewFolderGetsEveryPage(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := newEnv(t, e)
+		v.write("One.md", "one")
+		v.write("Two/Three.md", "three")
+		v.start()
+		v.eventually("written", func() bool { _, ok := v.file("Two/Three.md"); return ok })
+		v.stop()
+		os.RemoveAll(v.dir)
+		os.Mkdir(v.dir, 0o755)
+		v.start()
+		for p, want := range map[string]string{"One.md": "one", "Two/Three.md": "three"} {
+			if c, _ := v.file(p); c != want {
+				t.Errorf("file %s = %q", p, c)
+			}
+			if _, ok := v.page(p); !ok {
+				t.Errorf("page %s was deleted", p)
+			}
+		}
+	})
 }

@@ -12,19 +12,25 @@ import (
 )
 
 // reconcile brings the folder and the store together at start, by content
-// hash against the last synced state of each file:
+// hash against the last synced state of each file, as the running mirror
+// would have had it seen each change:
 //
 //   - same content: in step;
 //   - only the store changed since the last sync: the file is rewritten;
-//   - only the file changed: the page is written from it;
+//   - only the file changed: the page is written from it (a stale save is a
+//     conflict, as while running);
 //   - both changed, or they differ with no sync on record: the store wins and
 //     the file's version is kept as a conflict copy;
-//   - a page without a file gets its file; a new file its page;
+//   - a file the mirror wrote that is gone deletes its page, through the
+//     service like any delete, unless the store changed the page since;
+//   - a page the mirror never wrote to this folder gets its file; a new file
+//     its page;
 //   - a file synced before whose page is gone is removed, unless it was edited
 //     since (then it makes the page again).
 //
-// A page whose file is missing is always written back: a folder that was
-// swapped or unmounted must never read as "delete everything".
+// A folder that holds none of the files the mirror wrote to it (a new
+// folder at the same place, one unmounted or swapped) is a new folder: every
+// page is written out, never taken for deleted.
 func (m *Mirror) reconcile() error {
 	files := map[string]string{} // path key -> path, of .md and asset files present
 	err := filepath.WalkDir(m.dir, func(p string, d fs.DirEntry, err error) error {
@@ -55,6 +61,18 @@ func (m *Mirror) reconcile() error {
 	if err != nil {
 		return err
 	}
+	present := 0
+	for key := range m.states {
+		if _, ok := files[key]; ok {
+			present++
+		}
+	}
+	if present == 0 && len(m.states) > 0 {
+		m.log.Warn("the mirror folder holds none of the files written to it before; taking it for a new folder and writing every page out", "files_on_record", len(m.states))
+		for _, st := range m.states {
+			m.forget(st.Path)
+		}
+	}
 	seen := map[string]bool{}
 	err = m.cfg.Docs.Export(m.ctx, func(p atrium.Page) error {
 		key := store.PathKey(p.Path)
@@ -69,16 +87,26 @@ func (m *Mirror) reconcile() error {
 		}
 		st, synced := m.state(rel)
 		switch fileHash := hashBytes(b); {
+		case !ok && synced && p.Revision == st.Revision:
+			m.log.Info("a page's file was deleted while the mirror was away; deleting the page", "path", p.Path)
+			if _, err := m.cfg.Docs.DeletePage(m.ctx, p.Path); err != nil && atrium.ErrorCode(err) != atrium.ENotFound {
+				return err
+			}
+			m.forget(rel)
 		case !ok:
-			m.pageToFile(p.Path)
+			m.forget(rel) // written afresh: nothing of the file is left to keep
+			m.writePage(p)
 		case fileHash == p.ContentHash:
-			m.adopt(rel, p)
+			if !synced || st.Hash != fileHash || st.Revision != p.Revision {
+				m.adopt(rel, p)
+			}
 		case synced && fileHash == st.Hash:
-			m.pageToFile(p.Path) // only the store changed
+			m.writePage(p) // only the store changed
 		case synced && p.ContentHash == st.Hash:
 			m.pageFromFile(rel, b) // only the file changed
 		default:
-			m.pageToFile(p.Path) // both changed: it keeps the file's version as a conflict copy
+			// Both changed: the file's version is kept as a conflict copy.
+			m.lostToStore(rel, p)
 		}
 		return nil
 	})
@@ -94,8 +122,13 @@ func (m *Mirror) reconcile() error {
 		}
 		st, synced := m.state(a.Path)
 		switch fileHash := hashBytes(b); {
+		case !ok && synced && st.Hash == a.SHA256:
+			if err := m.cfg.Docs.DeleteAttachment(m.ctx, a.Path); err != nil && atrium.ErrorCode(err) != atrium.ENotFound {
+				return err
+			}
+			m.forget(a.Path)
 		case ok && fileHash == a.SHA256:
-			m.setState(a.Path, a.SHA256, 0)
+			m.setState(docs.SyncState{Path: a.Path, Hash: a.SHA256})
 		case ok && synced && st.Hash != fileHash && st.Hash == a.SHA256:
 			m.attachmentFromFile(a.Path, b) // the file changed
 		default:
@@ -125,12 +158,12 @@ func (m *Mirror) reconcile() error {
 				continue
 			}
 			if st, synced := m.state(rel); synced && st.Hash == hashBytes(b) {
-				m.removeFile(rel)
-				m.setState(rel, "", 0)
+				m.removeFile(rel, st.Hash)
+				m.forget(rel)
 				continue
 			}
 			if isPage(rel) {
-				m.setState(rel, "", 0)
+				m.forget(rel)
 				m.pageFromFile(rel, b)
 			} else if docs.IsAttachmentPath(rel) {
 				m.attachmentFromFile(rel, b)
