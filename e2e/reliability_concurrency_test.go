@@ -17,8 +17,14 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/identity/identitytest"
 	"github.com/atrium-hq/atrium/internal/vaultgen"
+	"github.com/atrium-hq/atrium/mcpserver"
+	"github.com/atrium-hq/atrium/review"
 	"github.com/atrium-hq/atrium/store"
+	"github.com/atrium-hq/atrium/store/storetest"
 )
 
 // questions are multi-word searches over the generated vault's vocabulary:
@@ -540,4 +546,100 @@ func parallelHTTPSearches(t *testing.T, srv *server, engine string, n int) {
 	}
 	report(t, "concurrency/"+engine+"/http-burst", "searches", n, "answered", answered.Load(), "failed", failed.Load(),
 		"healthz_after", healthy, "seconds", fmt.Sprintf("%.1f", elapsed.Seconds()))
+}
+
+// TestReliabilityConcurrencyInProcess is the same load without processes, so
+// that `go test -race` sees every goroutine of it: the MCP server, the docs
+// and review services and a real store, with 64 calls in flight over
+// in-memory sessions, on both engines.
+func TestReliabilityConcurrencyInProcess(t *testing.T) {
+	n := sized(1500, 3000)
+	eachEngine(t, func(t *testing.T, e store.Engine, _ string) {
+		db := storetest.MustOpen(t, e, nil)
+		actor := identitytest.Agent(t, identitytest.New(t, db), "racer", "")
+		d := docs.New(db, nil)
+		ctx := atrium.NewContextWithActor(context.Background(), actor)
+		files := func(yield func(docs.File) bool) {
+			for i := range n {
+				p := vaultgen.PageAt(1, n, i)
+				if !yield(docs.File{Path: p.Path, Content: p.Content}) {
+					return
+				}
+			}
+		}
+		if res, err := d.Import(ctx, files, docs.ImportOptions{}); err != nil || len(res.Failed) > 0 {
+			t.Fatalf("import: %v %v", err, res.Failed)
+		}
+		srv, err := mcpserver.New(mcpserver.Config{Actor: actor, Docs: d, Review: review.New(db, d, nil)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(srv.Close)
+		var sessions []*mcp.ClientSession
+		for range 4 {
+			st, ct := mcp.NewInMemoryTransports()
+			ss, err := srv.ForWorkspace(actor.Workspace).Connect(context.Background(), st, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs, err := newClient().Connect(context.Background(), ct, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cs.Close(); ss.Wait() })
+			sessions = append(sessions, cs)
+		}
+		const inFlight = 64
+		ops := sized(3, 8)
+		var calls, unanswered, refused atomic.Int64
+		var mu sync.Mutex
+		written := map[string]string{}
+		var wg sync.WaitGroup
+		for g := range inFlight {
+			c := mcpCaller{sessions[g%len(sessions)], "in-memory"}
+			wg.Go(func() {
+				for i := range ops {
+					var tool string
+					var args map[string]any
+					switch (g + i) % 4 {
+					case 0:
+						tool, args = "search_pages", map[string]any{"query": questions[(g+i)%len(questions)]}
+					case 1:
+						tool, args = "read_page", map[string]any{"path": vaultgen.PathAt(n, (g*97+i*31)%n)}
+					case 2:
+						tool, args = "write_page", map[string]any{"path": fmt.Sprintf("Race/g%02d-%d.md", g, i), "content": fmt.Sprintf("# Race %d %d\n", g, i)}
+					case 3:
+						tool, args = "list_pages", map[string]any{"path": "Projects"}
+					}
+					calls.Add(1)
+					_, code, err := c.call(tool, args)
+					switch {
+					case err != nil:
+						unanswered.Add(1)
+						t.Errorf("%s: no answer: %v", tool, err)
+					case code != "":
+						refused.Add(1)
+						if !strings.HasPrefix(code, "unavailable") {
+							t.Errorf("%s: refused %s", tool, code)
+						}
+					case tool == "write_page":
+						mu.Lock()
+						written[args["path"].(string)] = args["content"].(string)
+						mu.Unlock()
+					}
+				}
+			})
+		}
+		wg.Wait()
+		lost := 0
+		for p, want := range written {
+			res, err := d.ReadPage(ctx, docs.ReadRequest{Path: p})
+			if err != nil || res.Content != want {
+				lost++
+				t.Errorf("acknowledged write of %s: %v %q", p, err, res.Content)
+			}
+		}
+		report(t, "concurrency-in-process/"+string(e), "pages", n, "in_flight", inFlight, "calls", calls.Load(),
+			"unanswered", unanswered.Load(), "refused", refused.Load(), "acknowledged", len(written), "lost", lost)
+	})
 }
