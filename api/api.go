@@ -60,6 +60,7 @@ func (h *Handler) routes(route func(pattern string, fn http.HandlerFunc)) {
 	route("GET /api/tree", h.tree)
 	route("GET /api/attachments/{path...}", h.getAttachment)
 	h.registerReview(route)
+	h.registerTrash(route)
 }
 
 // splitPage parses {path...} into the page path and what follows it:

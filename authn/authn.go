@@ -40,17 +40,18 @@ type Authenticator struct {
 	Logger   *slog.Logger
 }
 
-// token is the bearer token of r, or, for browser routes (cookies true), its
-// session cookie. MCP never reads cookies: a browser must not be able to call
-// tools on a user's behalf.
-func token(r *http.Request, cookies bool) string {
-	if t := BearerToken(r); t != "" || !cookies {
-		return t
+// token is the bearer token of r, or, for browser routes (cookies true) that
+// send no Authorization header, its session cookie. MCP never reads cookies: a
+// browser must not be able to call tools on a user's behalf.
+func token(r *http.Request, cookies bool) (string, error) {
+	t, err := ParseAuthorization(r)
+	if t != "" || err != nil || !cookies {
+		return t, err
 	}
 	if c, err := r.Cookie(SessionCookie); err == nil {
-		return c.Value
+		return c.Value, nil
 	}
-	return ""
+	return "", nil
 }
 
 // Workspace returns the workspace a request asks for: the {workspace} path
@@ -62,13 +63,75 @@ func Workspace(r *http.Request) string {
 	return strings.TrimSpace(r.Header.Get(WorkspaceHeader))
 }
 
-// BearerToken returns the token of an "Authorization: Bearer …" header, or "".
+// BearerToken returns the token of an "Authorization: Bearer …" header, or ""
+// when there is none or the header is malformed (see ParseAuthorization).
 func BearerToken(r *http.Request) string {
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "bearer") {
-		return ""
+	t, _ := ParseAuthorization(r)
+	return t
+}
+
+// ParseAuthorization returns the bearer token of r: "" when r sends no
+// Authorization header, or an unauthenticated error saying what is wrong with
+// the one it sends. A header in another form is never read as no header: a
+// client that sends its token wrongly would otherwise be served as anonymous,
+// see an empty workspace and not know why. The error never repeats the header,
+// which may hold a secret.
+func ParseAuthorization(r *http.Request) (string, error) {
+	values := r.Header.Values("Authorization")
+	if len(values) == 0 {
+		return "", nil
 	}
-	return strings.TrimSpace(token)
+	if len(values) > 1 {
+		return "", malformed("send one Authorization header, not %d", len(values))
+	}
+	v := strings.TrimSpace(values[0])
+	scheme, rest, _ := strings.Cut(v, " ")
+	switch {
+	case v == "":
+		return "", malformed("the header is empty")
+	case strings.EqualFold(scheme, "bearer"):
+	case strings.HasPrefix(v, identity.TokenPrefix):
+		return "", malformed("the token is there but the Bearer scheme before it is missing")
+	case rest == "" || !isSchemeName(scheme):
+		return "", malformed("the header has no scheme")
+	default:
+		return "", malformed("Atrium does not accept the %q scheme", scheme)
+	}
+	tok := strings.TrimSpace(rest)
+	switch {
+	case tok == "":
+		return "", malformed("the token after Bearer is missing")
+	case strings.ContainsAny(tok, " \t"):
+		return "", malformed("send one token, with no spaces in it")
+	}
+	return tok, nil
+}
+
+func malformed(format string, args ...any) error {
+	return atrium.Errorf(atrium.EUnauthenticated, "Authorization must be 'Bearer <token>': "+format, args...)
+}
+
+// isSchemeName reports whether s looks like an auth scheme (Basic, Token,
+// Digest …), and so may be named back in an error.
+func isSchemeName(s string) bool {
+	if len(s) == 0 || len(s) > 20 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// Refuse answers a request that failed authentication: 401 (with
+// WWW-Authenticate, so that clients know to send a bearer token) or 403.
+func Refuse(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	if atrium.ErrorCode(err) == atrium.EUnauthenticated {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="atrium"`)
+	}
+	WriteError(w, r, log, err)
 }
 
 // Authenticate returns the actor of r, from its bearer token.
@@ -90,7 +153,10 @@ func (a *Authenticator) authenticate(ctx context.Context, r *http.Request, cooki
 		}
 		return actor, err
 	}
-	tok := token(r, cookies)
+	tok, err := token(r, cookies)
+	if err != nil {
+		return nil, err
+	}
 	if tok == "" && anonymous {
 		w, err := a.Identity.Workspace(ctx, ws)
 		if err != nil {
@@ -122,10 +188,7 @@ func (a *Authenticator) middleware(next http.Handler, cookies, anonymous bool) h
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		actor, err := a.authenticate(r.Context(), r, cookies, anonymous)
 		if err != nil {
-			if atrium.ErrorCode(err) == atrium.EUnauthenticated {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="atrium"`)
-			}
-			WriteError(w, r, a.Logger, err)
+			Refuse(w, r, a.Logger, err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(atrium.NewContextWithActor(r.Context(), actor)))

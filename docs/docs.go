@@ -8,7 +8,9 @@ package docs
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"strings"
+	"time"
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/markdown"
@@ -39,7 +41,11 @@ type Service struct {
 	log *slog.Logger
 	// MaxAttachmentBytes bounds one attachment (stored in the database).
 	MaxAttachmentBytes int64
-	hooks              []Hook
+	// TrashRetention is how long a deleted page stays in the trash before
+	// PurgeExpired removes it; 0 keeps it until purged by hand.
+	TrashRetention time.Duration
+	hooks          []Hook
+	searches       *gate
 }
 
 // A Change is one page written, moved or deleted, as hooks see it.
@@ -70,7 +76,11 @@ func New(db *store.DB, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{db: db, log: log, MaxAttachmentBytes: 25 << 20}
+	// Searches leave a read connection free for light calls, and are
+	// CPU-bound: more at once than cores only makes each slower.
+	running := max(1, min(runtime.GOMAXPROCS(0), db.Conns()-1))
+	return &Service{db: db, log: log, MaxAttachmentBytes: 25 << 20, TrashRetention: DefaultTrashRetention,
+		searches: newGate("searches", running, 64, 8, 30*time.Second)}
 }
 
 // origin lets a surface say where a write came from (the mirror marks its own
@@ -169,6 +179,9 @@ func (s *Service) WritePage(ctx context.Context, r WriteRequest) (WriteResult, e
 		case atrium.ErrorCode(err) == atrium.ENotFound:
 			if r.BaseRevision > 0 {
 				return atrium.Errorf(atrium.ENotFound, "Page not found at path: %s (base_revision %d was given, so the page was expected to exist)", path, r.BaseRevision)
+			}
+			if err := checkFolders(path); err != nil {
+				return err
 			}
 			res.Page, res.Created, res.Changed = atrium.Page{WorkspaceID: a.Workspace.ID, Path: path}, true, true
 			pc.apply(&res.Page, r.Content)
@@ -298,6 +311,10 @@ func (s *Service) ReadPage(ctx context.Context, r ReadRequest) (ReadResult, erro
 			if err != nil {
 				return err
 			}
+			if !member && revisionAccess(rev.Content) != atrium.AccessPublic {
+				// As missing as a private page: its existence does not leak.
+				return atrium.Errorf(atrium.ENotFound, "Revision %d of %s not found", r.Revision, p.Path)
+			}
 			res.Content = rev.Content
 			res.Page.Revision = rev.Revision
 		}
@@ -305,6 +322,9 @@ func (s *Service) ReadPage(ctx context.Context, r ReadRequest) (ReadResult, erro
 	})
 	if err != nil {
 		return ReadResult{}, err
+	}
+	if !member {
+		res.Page = anonymous(res.Page)
 	}
 	fm, body, _ := markdown.Split(res.Content)
 	if res.Frontmatter, err = frontmatterMap(fm); err != nil {

@@ -1,6 +1,7 @@
 package docs_test
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -410,5 +411,98 @@ func TestAttachments(t *testing.T) {
 		v.svc.MaxAttachmentBytes = 10
 		_, err = v.svc.AddAttachment(v.ctx, docs.AttachRequest{PagePath: "Projects/Alpha.md", FileName: "big.bin", Data: make([]byte, 11)})
 		wantCode(t, err, atrium.ETooLarge)
+	})
+}
+
+// K.md/Child.md beside K.md: the mirror would need a file and a folder of one
+// name, and REST could not address the child. Every way of making such a
+// path is refused, saying why; nothing is written.
+func TestNoPageInAFolderNamedLikeAPage(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		v.write(t, "K.md", "# K")
+		v.write(t, "Other.md", "# Other")
+		_, err := v.svc.WritePage(v.ctx, docs.WriteRequest{Path: "K.md/Child.md", Content: "# Child"})
+		wantCode(t, err, atrium.EInvalid)
+		if !strings.Contains(atrium.ErrorMessage(err), `folder "K.md" ends in .md`) {
+			t.Errorf("message %q does not say what is wrong", atrium.ErrorMessage(err))
+		}
+		_, err = v.svc.WritePage(v.ctx, docs.WriteRequest{Path: "x/New.MD/Child.md", Content: "# Child"})
+		wantCode(t, err, atrium.EInvalid)
+		_, err = v.svc.MovePage(v.ctx, "Other.md", "K.md/Other.md")
+		wantCode(t, err, atrium.EInvalid)
+		_, err = v.svc.CreatePage(v.ctx, docs.CreateRequest{Title: "Child", ParentPath: "K.md/"})
+		wantCode(t, err, atrium.EInvalid)
+		res, err := v.svc.Import(v.ctx, slices.Values([]docs.File{{Path: "K.md/Imported.md", Content: "# I"}}), docs.ImportOptions{})
+		if err != nil || len(res.Failed) != 1 || !strings.Contains(res.Failed[0].Error, "ends in .md") {
+			t.Fatalf("import = %+v, %v", res, err)
+		}
+		list, err := v.svc.ListPages(v.ctx, docs.ListRequest{Depth: 5, IncludePrivate: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var paths []string
+		for _, p := range list.Entries {
+			paths = append(paths, p.Path)
+		}
+		if diff := cmp.Diff([]string{"K.md", "Other.md"}, paths); diff != "" {
+			t.Fatalf("pages after refused writes (-want +got):\n%s", diff)
+		}
+		// A page's children go in the folder of its name without .md.
+		if _, err := v.svc.CreatePage(v.ctx, docs.CreateRequest{Title: "Child", ParentPath: "K.md"}); err != nil {
+			t.Fatalf("a child of K.md in folder K: %v", err)
+		}
+	})
+}
+
+// A page made public later keeps its private past: a reader outside the
+// workspace sees only the revisions that were public, and never who wrote
+// them.
+func TestAnonymousReadersSeeOnlyPublicRevisions(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		v.write(t, "Plan.md", "# Plan\n\nthe private draft\n")
+		v.write(t, "Plan.md", "---\naccess: public\n---\n# Plan\n\nthe public plan\n")
+		v.write(t, "Plan.md", "---\naccess: public\n---\n# Plan\n\nthe public plan, v2\n")
+
+		_, err := v.svc.ReadPage(v.anon, docs.ReadRequest{Path: "Plan.md", Revision: 1})
+		wantCode(t, err, atrium.ENotFound)
+		if strings.Contains(atrium.ErrorMessage(err), "draft") {
+			t.Fatalf("the error shows the private revision: %v", err)
+		}
+		old, err := v.svc.ReadPage(v.anon, docs.ReadRequest{Path: "Plan.md", Revision: 2})
+		if err != nil || !strings.Contains(old.Content, "the public plan") || old.Page.UpdatedBy != "" || old.Page.CreatedBy != "" {
+			t.Fatalf("anonymous read of public revision 2 = %+v, %v", old, err)
+		}
+
+		// Listed one at a time, so that the cursor walks past the hidden one.
+		var got []int64
+		cursor := ""
+		for range 5 {
+			revs, err := v.svc.Revisions(v.anon, "Plan.md", cursor, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range revs.Revisions {
+				if r.Author != "" {
+					t.Errorf("revision %d shows its author %q to an anonymous reader", r.Revision, r.Author)
+				}
+				got = append(got, r.Revision)
+			}
+			if cursor = revs.NextCursor; cursor == "" {
+				break
+			}
+		}
+		if diff := cmp.Diff([]int64{3, 2}, got); diff != "" {
+			t.Errorf("anonymous revision list (-want +got):\n%s", diff)
+		}
+
+		all, err := v.svc.Revisions(v.ctx, "Plan.md", "", 10)
+		if err != nil || len(all.Revisions) != 3 || all.Revisions[2].Author != "writer" {
+			t.Fatalf("a member's revision list = %+v, %v", all.Revisions, err)
+		}
+		if r, err := v.svc.ReadPage(v.ctx, docs.ReadRequest{Path: "Plan.md", Revision: 1}); err != nil || !strings.Contains(r.Content, "draft") {
+			t.Fatalf("a member's read of revision 1 = %+v, %v", r, err)
+		}
 	})
 }

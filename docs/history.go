@@ -5,17 +5,20 @@ import (
 	"strconv"
 
 	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/markdown"
 	"github.com/atrium-hq/atrium/store"
 )
 
-// DeleteResult says what a delete removed.
+// DeleteResult says what a delete moved to the trash.
 type DeleteResult struct {
 	Page        atrium.Page
 	Attachments int
 }
 
-// DeletePage deletes a page with its history and attachments. Links to it
-// stay in other pages and show as unresolved.
+// DeletePage moves a page to the trash, with its history, attachments and
+// review threads, from where RestorePage brings it back until it is purged.
+// Its path is free at once for a new page, whose threads start empty. Links
+// to it stay in other pages and show as unresolved.
 func (s *Service) DeletePage(ctx context.Context, path string) (DeleteResult, error) {
 	a, err := writer(ctx)
 	if err != nil {
@@ -34,19 +37,24 @@ func (s *Service) DeletePage(ctx context.Context, path string) (DeleteResult, er
 		if err != nil {
 			return err
 		}
-		if err := tx.DeletePage(ctx, p); err != nil {
+		if err := tx.TrashPage(ctx, p, a.Principal.ID); err != nil {
 			return err
 		}
 		if err := s.changed(ctx, tx, a, Change{Kind: EventPageDeleted, Page: p}); err != nil {
 			return err
 		}
 		res = DeleteResult{Page: p, Attachments: len(atts)}
-		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, EventPageDeleted, p.Path, struct {
-			PageEvent
-			Attachments []string `json:"attachments,omitempty"`
-		}{PageEvent{Path: p.Path, PageID: p.UID, Revision: p.Revision, Origin: originOf(ctx)}, attachmentPaths(atts)})
+		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, EventPageDeleted, p.Path, trashEvent{
+			PageEvent{Path: p.Path, PageID: p.UID, Revision: p.Revision, Origin: originOf(ctx)}, attachmentPaths(atts), true})
 	})
 	return res, err
+}
+
+// trashEvent is the payload of page.deleted, page.restored and page.purged.
+type trashEvent struct {
+	PageEvent
+	Attachments []string `json:"attachments,omitempty"`
+	Trashed     bool     `json:"trashed,omitempty"`
 }
 
 func attachmentPaths(atts []atrium.Attachment) []string {
@@ -91,9 +99,22 @@ func (s *Service) Revisions(ctx context.Context, path, cursor string, limit int)
 			return err
 		}
 		res.Page = p
-		revs, err := tx.PageRevisions(ctx, p.ID, before, limit+1)
-		if err != nil {
-			return err
+		var revs []atrium.PageRevision
+		for {
+			batch, err := tx.PageRevisions(ctx, p.ID, before, limit+1, !member)
+			if err != nil {
+				return err
+			}
+			for _, r := range batch {
+				if member || revisionAccess(r.Content) == atrium.AccessPublic {
+					r.Content = ""
+					revs = append(revs, r)
+				}
+			}
+			if len(revs) > limit || len(batch) <= limit {
+				break
+			}
+			before = batch[len(batch)-1].Revision
 		}
 		if len(revs) > limit {
 			revs = revs[:limit]
@@ -102,7 +123,32 @@ func (s *Service) Revisions(ctx context.Context, path, cursor string, limit int)
 		res.Revisions = revs
 		return nil
 	})
+	if !member {
+		res.Page = anonymous(res.Page)
+		for i := range res.Revisions {
+			res.Revisions[i].Author = ""
+		}
+	}
 	return res, err
+}
+
+// revisionAccess is the access a page had at a revision: what its
+// frontmatter said then. A reader outside the workspace sees only the
+// revisions that were public, whatever the page is now.
+func revisionAccess(content string) atrium.Access {
+	fm, _, _ := markdown.Split(content)
+	meta, err := markdown.ParseFrontmatter(fm)
+	if err != nil || meta.Access == "" {
+		return atrium.AccessPrivate
+	}
+	return atrium.Access(meta.Access)
+}
+
+// anonymous is p as a reader outside the workspace sees it: without who
+// wrote it.
+func anonymous(p atrium.Page) atrium.Page {
+	p.CreatedBy, p.UpdatedBy = "", ""
+	return p
 }
 
 // RestoreRevision makes an earlier revision's content current again, as a new

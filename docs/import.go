@@ -73,6 +73,9 @@ func (s *Service) Import(ctx context.Context, files iter.Seq[File], opts ImportO
 			for f := range in {
 				it := item{content: f.Content}
 				if it.path, it.err = NormalizePath(f.Path); it.err == nil {
+					it.err = checkFolders(it.path)
+				}
+				if it.err == nil {
 					it.pc, it.err = parse(it.path, f.Content)
 				}
 				if it.err == nil {
@@ -200,6 +203,9 @@ func (s *Service) AttachFile(ctx context.Context, p string, data []byte) (atrium
 		return atrium.Attachment{}, false, err
 	}
 	clean, err := normalize(p, "attachment path")
+	if err == nil {
+		err = checkFolders(clean)
+	}
 	if err != nil {
 		return atrium.Attachment{}, false, err
 	}

@@ -51,7 +51,7 @@ type Entry struct {
 type ListResult struct {
 	Entries       []Entry
 	NextCursor    string
-	HiddenPrivate int    // private pages under Path left out
+	HiddenPrivate int    // private pages under Path left out; told to members only
 	Note          string // why the listing stopped early, if it did
 }
 
@@ -123,6 +123,12 @@ func (s *Service) ListPages(ctx context.Context, r ListRequest) (ListResult, err
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		if folder != "" {
 			ok, err := tx.FolderExists(ctx, a.Workspace.ID, folder)
+			if err == nil && ok && !member {
+				// To a non-member, a folder of private pages is no folder.
+				var some []store.PageSummary
+				some, err = tx.ListPages(ctx, store.ListQuery{Workspace: a.Workspace.ID, Prefix: prefix, Limit: 1})
+				ok = len(some) > 0
+			}
 			if err != nil {
 				return err
 			}
@@ -133,6 +139,15 @@ func (s *Service) ListPages(ctx context.Context, r ListRequest) (ListResult, err
 		folders, err := tx.Folders(ctx, a.Workspace.ID, prefix)
 		if err != nil {
 			return err
+		}
+		// below counts the pages in a folder that the caller may know of: a
+		// member hears of private ones (and how many were left out), anyone
+		// else of public ones only.
+		below := func(f store.Folder) int {
+			if member {
+				return f.Pages
+			}
+			return f.Public
 		}
 		folderSet := map[string]store.Folder{}
 		for _, f := range folders {
@@ -176,9 +191,9 @@ func (s *Service) ListPages(ctx context.Context, r ListRequest) (ListResult, err
 			}
 			e := Entry{Path: p.Path, Title: p.Title, Icon: p.Icon, PageID: p.UID, Access: p.Access, Revision: p.Revision, Content: p.Content, key: key}
 			if dir, ok := strings.CutSuffix(key, "/_index.md"); ok {
-				e.HasChildren = folderSet[dir].Pages > 1
+				e.HasChildren = below(folderSet[dir]) > 1
 			} else {
-				_, e.HasChildren = folderSet[strings.TrimSuffix(key, ".md")]
+				e.HasChildren = below(folderSet[strings.TrimSuffix(key, ".md")]) > 0
 			}
 			entries = append(entries, e)
 		}
@@ -196,7 +211,7 @@ func (s *Service) ListPages(ctx context.Context, r ListRequest) (ListResult, err
 			f := folderSet[key]
 			e := Entry{Path: f.Path + "/", Title: baseName(f.Path + ".md"), Folder: true, HasChildren: true, key: key + "/"}
 			if p, ok := own[key]; ok && (includePrivate || p.Access == atrium.AccessPublic) {
-				e = Entry{Path: p.Path, Title: p.Title, Icon: p.Icon, PageID: p.UID, Access: p.Access, Revision: p.Revision, HasChildren: f.Pages > 1, key: key + "/"}
+				e = Entry{Path: p.Path, Title: p.Title, Icon: p.Icon, PageID: p.UID, Access: p.Access, Revision: p.Revision, HasChildren: below(f) > 1, key: key + "/"}
 			}
 			entries = append(entries, e)
 		}
@@ -213,7 +228,7 @@ func (s *Service) ListPages(ctx context.Context, r ListRequest) (ListResult, err
 			budget -= len(e.Content)
 			res.Entries = append(res.Entries, e)
 		}
-		if !includePrivate {
+		if member && !includePrivate {
 			if res.HiddenPrivate, err = tx.CountPrivate(ctx, a.Workspace.ID, prefix); err != nil {
 				return err
 			}

@@ -49,6 +49,9 @@ func (s *Service) MovePage(ctx context.Context, from, to string) (MoveResult, er
 		mv := &mover{ctx: ctx, tx: tx, ws: a.Workspace.ID, actor: a.Principal.ID, paths: map[string]string{}, byID: map[int64]atrium.Page{}}
 		for _, p := range moving {
 			np := plan.target(p.Path)
+			if err := checkFolders(np); err != nil {
+				return err
+			}
 			mv.paths[store.PathKey(p.Path)] = np
 			mv.byID[p.ID] = p
 			res.Moved = append(res.Moved, MovedPage{From: p.Path, To: np})

@@ -30,6 +30,21 @@ func NormalizePath(p string) (string, error) {
 	return clean, nil
 }
 
+// checkFolders refuses a new page or attachment path inside a folder whose
+// name ends in .md: beside a page of that name (K.md and K.md/Child.md) the
+// folder mirror would need a file and a folder of one name, and REST could
+// not tell the page's own routes from the child's path. Existing paths stay
+// readable, so that such a page can be moved out.
+func checkFolders(p string) error {
+	segs := strings.Split(p, "/")
+	for _, s := range segs[:len(segs)-1] {
+		if strings.EqualFold(path.Ext(s), ".md") {
+			return atrium.Errorf(atrium.EInvalid, "invalid path %q: the folder %q ends in .md, like a page's file name; a page's children go in a folder without .md (e.g. %s/…)", p, s, strings.TrimSuffix(s, path.Ext(s)))
+		}
+	}
+	return nil
+}
+
 // NormalizeFolder checks a folder path ("Projects", "Projects/Alpha/", or ""
 // for the root) and returns it without trailing slash.
 func NormalizeFolder(p string) (string, error) {

@@ -96,6 +96,11 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, er
 			filter.Tags = append(filter.Tags, t)
 		}
 	}
+	release, err := s.searches.enter(ctx, callerKey(a))
+	if err != nil {
+		return SearchResult{}, err
+	}
+	defer release()
 	top := newTopK(offset + limit)
 	var res SearchResult
 	err = s.db.View(ctx, func(tx *store.Tx) error {

@@ -96,6 +96,46 @@ type DeletePageOutput struct {
 	PageID             string `json:"page_id"`
 	Path               string `json:"path"`
 	AttachmentsDeleted int    `json:"attachments_deleted"`
+	// Trashed: the page went to the trash with its history, attachments and
+	// threads, restorable with restore_page.
+	Trashed bool   `json:"trashed"`
+	Note    string `json:"note"`
+}
+
+// TrashEntry is a page in the trash.
+type TrashEntry struct {
+	PageID      string `json:"page_id"`
+	Path        string `json:"path"`
+	Title       string `json:"title"`
+	Revision    int64  `json:"revision"`
+	DeletedAt   string `json:"deleted_at"`
+	DeletedBy   string `json:"deleted_by,omitempty"`
+	PurgeAt     string `json:"purge_at,omitempty"`
+	Attachments int    `json:"attachments"`
+	Threads     int    `json:"threads"`
+}
+
+// ListTrashOutput is one page of the trash, most recently deleted first.
+type ListTrashOutput struct {
+	Pages      []TrashEntry `json:"pages"`
+	NextCursor string       `json:"next_cursor,omitempty"`
+}
+
+// RestorePageOutput says what a restore brought back.
+type RestorePageOutput struct {
+	Restored            bool   `json:"restored"`
+	PageID              string `json:"page_id"`
+	Path                string `json:"path"`
+	Revision            int64  `json:"revision"`
+	AttachmentsRestored int    `json:"attachments_restored"`
+	ThreadsRestored     int    `json:"threads_restored"`
+}
+
+// PurgePageOutput says what was deleted for good.
+type PurgePageOutput struct {
+	Purged bool   `json:"purged"`
+	PageID string `json:"page_id"`
+	Path   string `json:"path"`
 }
 
 // MovedEntry is one moved page.
@@ -281,7 +321,27 @@ func Ops(in []EditOperation) []EditOp {
 
 // Output is a delete as callers see it.
 func (r DeleteResult) Output() DeletePageOutput {
-	return DeletePageOutput{Deleted: true, PageID: r.Page.UID, Path: r.Page.Path, AttachmentsDeleted: r.Attachments}
+	return DeletePageOutput{Deleted: true, PageID: r.Page.UID, Path: r.Page.Path, AttachmentsDeleted: r.Attachments, Trashed: true,
+		Note: "The page is in the trash with its history, attachments and threads; restore_page brings it back."}
+}
+
+// Output is the trash as callers see it.
+func (r TrashResult) Output() ListTrashOutput {
+	out := ListTrashOutput{Pages: []TrashEntry{}, NextCursor: r.NextCursor}
+	for _, t := range r.Pages {
+		e := TrashEntry{PageID: t.Page.UID, Path: t.Page.Path, Title: t.Page.Title, Revision: t.Page.Revision, DeletedAt: t.TrashedAt.Format(time.RFC3339),
+			DeletedBy: t.TrashedBy, Attachments: t.Attachments, Threads: t.Threads}
+		if r.PurgeAfter > 0 {
+			e.PurgeAt = t.TrashedAt.Add(r.PurgeAfter).Format(time.RFC3339)
+		}
+		out.Pages = append(out.Pages, e)
+	}
+	return out
+}
+
+// Output is a restore as callers see it.
+func (r RestoreResult) Output() RestorePageOutput {
+	return RestorePageOutput{Restored: true, PageID: r.Page.UID, Path: r.Page.Path, Revision: r.Page.Revision, AttachmentsRestored: r.Attachments, ThreadsRestored: r.Threads}
 }
 
 // Output is a move as callers see it.

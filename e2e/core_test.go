@@ -203,7 +203,7 @@ func TestIdleSessionsExpire(t *testing.T) {
 // A session answers only to the caller that opened it.
 func TestSessionsBelongToTheirOpener(t *testing.T) {
 	srv := startServe(t, "")
-	other, _, code := srv.cli(t, nil, "token", "create", "--principal", "eve")
+	other, _, code := srv.cli(t, nil, "token", "create", "--principal", "eve", "--role", "writer")
 	if code != 0 {
 		t.Fatal("token create failed")
 	}
@@ -272,15 +272,10 @@ func TestBadArgumentsAreInvalidArgument(t *testing.T) {
 }
 
 // metric reads the value of one series (a name, with its labels if it has
-// any) from /metrics, or fails.
+// any) from /metrics, as the admin, or fails.
 func metric(t *testing.T, srv *server, name string) float64 {
 	t.Helper()
-	res, err := http.Get(srv.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
+	b := scrape(t, srv)
 	for line := range strings.SplitSeq(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, name+" "); ok {
 			f, err := strconv.ParseFloat(v, 64)
@@ -292,6 +287,21 @@ func metric(t *testing.T, srv *server, name string) float64 {
 	}
 	t.Fatalf("no metric %s in:\n%s", name, b)
 	return 0
+}
+
+// scrape reads /metrics with the admin's token (none under --auth none).
+func scrape(t *testing.T, srv *server) []byte {
+	t.Helper()
+	res, err := bearer(srv.AdminToken, "").Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics: %d %s", res.StatusCode, b)
+	}
+	return b
 }
 
 // Clients that come and go leave no session and no goroutine behind.
@@ -347,12 +357,7 @@ func TestHealthzAndMetrics(t *testing.T) {
 	}
 	cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "")
 	callTool(t, cs, "whoami", nil)
-	mres, err := http.Get(srv.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mres.Body.Close()
-	b, _ := io.ReadAll(mres.Body)
+	b := scrape(t, srv)
 	for _, want := range []string{
 		`atrium_mcp_requests_total{method="tools/call",tool="whoami",outcome="ok"} 1`,
 		`# TYPE atrium_http_request_seconds histogram`,

@@ -44,8 +44,14 @@ type Config struct {
 	// ShutdownGrace bounds how long shutdown waits for in-flight requests.
 	// Default 10s.
 	ShutdownGrace time.Duration
-	Metrics       *metrics.Registry
-	Logger        *slog.Logger
+	// Auth authenticates requests. With it in token mode, every route refuses
+	// a malformed Authorization header, and /metrics needs an admin's token.
+	Auth *authn.Authenticator
+	// MetricsOpen serves /metrics to anyone who can reach the listener (a
+	// scraper on a private network that sends no token).
+	MetricsOpen bool
+	Metrics     *metrics.Registry
+	Logger      *slog.Logger
 }
 
 // streamLinger is how long shutdown waits between the last answer and the
@@ -80,7 +86,7 @@ func New(cfg Config) *Server {
 	s.duration = cfg.Metrics.Histogram("atrium_http_request_seconds", "Time to answer an HTTP request, by route.", metrics.DurationBuckets, "route")
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)
-	mux.Handle("GET /metrics", cfg.Metrics)
+	mux.Handle("GET /metrics", s.metrics())
 	if cfg.Register != nil {
 		cfg.Register(mux)
 	}
@@ -150,6 +156,25 @@ func (s *Server) shutdown() error {
 		return s.srv.Close()
 	}
 	return err
+}
+
+// metrics serves /metrics to admins only, unless the operator opened it:
+// counts of calls, tools and sessions describe what every tenant does.
+func (s *Server) metrics() http.Handler {
+	if s.cfg.MetricsOpen {
+		return s.cfg.Metrics
+	}
+	admin := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a := atrium.ActorFromContext(r.Context()); a == nil || !a.Role.Allows(atrium.RoleAdmin) {
+			authn.WriteError(w, r, s.log, atrium.Errorf(atrium.EPermission, "/metrics is for admins: send an admin's bearer token, or start the server with --metrics-open"))
+			return
+		}
+		s.cfg.Metrics.ServeHTTP(w, r)
+	})
+	if s.cfg.Auth == nil {
+		return admin // no way to authenticate: nobody may read
+	}
+	return s.cfg.Auth.Middleware(admin)
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
@@ -247,12 +272,22 @@ func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter 
 
 // guard refuses requests that a browser could be tricked into sending: on a
 // loopback connection, a Host that is not loopback or allowed (DNS
-// rebinding); anywhere, an Origin naming another host.
+// rebinding); anywhere, an Origin naming another host. It also refuses an
+// Authorization header that is not a bearer token.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := s.checkHostOrigin(r); err != nil {
 			authn.WriteError(w, r, s.log, err)
 			return
+		}
+		// Here rather than in each surface's middleware, so that no route
+		// (health, metrics, one not found) reads a malformed header as none.
+		// Without tokens (--auth none) the header means nothing.
+		if s.cfg.Auth != nil && s.cfg.Auth.Mode == authn.ModeToken {
+			if _, err := authn.ParseAuthorization(r); err != nil {
+				authn.Refuse(w, r, s.log, err)
+				return
+			}
 		}
 		next.ServeHTTP(w, r)
 	})

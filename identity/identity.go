@@ -263,64 +263,154 @@ type TokenRequest struct {
 	Principal string               // handle; created when missing
 	Kind      atrium.PrincipalKind // kind of a principal created here; default human
 	Workspace string               // bind the token to this workspace; empty: any of the principal's
-	Role      atrium.Role          // set the principal's role in Workspace (default workspace when empty)
+	Role      atrium.Role          // set the principal's role in Workspace (in the default workspace when Workspace is empty)
 	Name      string               // what the token is for
 }
 
+// A Membership is a principal's role in a workspace.
+type Membership struct {
+	Workspace string
+	Role      atrium.Role
+}
+
+// Issued is a new token and what it grants.
+type Issued struct {
+	Secret       string // shown once, never stored
+	Token        atrium.Token
+	NewPrincipal bool // the request created the principal
+	// Changed is the membership the request set, if it changed one: a new
+	// member (From empty) or a new role.
+	Changed *RoleChange
+	// Grants are what the token may do: the one workspace it is bound to, or
+	// every workspace of its principal.
+	Grants []Membership
+}
+
+// RoleChange is a membership set by a token request.
+type RoleChange struct {
+	Workspace string
+	From, To  atrium.Role
+}
+
 // CreateToken creates a token and returns its secret, which is never shown
-// again. The principal is created if needed; with Role set, its membership in
-// the workspace is set to that role, and a new member gets writer.
+// again. See IssueToken.
 func (s *Service) CreateToken(ctx context.Context, r TokenRequest) (string, atrium.Token, error) {
+	is, err := s.IssueToken(ctx, r)
+	return is.Secret, is.Token, err
+}
+
+// IssueToken creates a token and says what it grants. The principal is
+// created if needed. Memberships change only when asked: with Workspace, a
+// principal that is not a member joins it (as Role, default writer); with
+// Role, its role there (in the default workspace when Workspace is empty) is
+// set. Without either, the principal keeps exactly the roles it has, and one
+// with none is refused: a token that grants nothing is a mistake, and making
+// it a member somewhere unasked would be a silent grant.
+func (s *Service) IssueToken(ctx context.Context, r TokenRequest) (Issued, error) {
+	var is Issued
 	if err := atrium.ValidateName("principal handle", r.Principal); err != nil {
-		return "", atrium.Token{}, err
+		return is, err
 	}
 	if r.Kind == "" {
 		r.Kind = atrium.KindHuman
 	}
 	if !r.Kind.Valid() {
-		return "", atrium.Token{}, atrium.Errorf(atrium.EInvalid, "invalid kind %q: use human or agent", r.Kind)
+		return is, atrium.Errorf(atrium.EInvalid, "invalid kind %q: use human or agent", r.Kind)
 	}
 	if r.Role != "" && !r.Role.Valid() {
-		return "", atrium.Token{}, atrium.Errorf(atrium.EInvalid, "invalid role %q: use reader, writer or admin", r.Role)
+		return is, atrium.Errorf(atrium.EInvalid, "invalid role %q: use reader, writer or admin", r.Role)
 	}
-	var secret string
-	var tok atrium.Token
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		_, err := tx.PrincipalByHandle(ctx, r.Principal)
+		if code := atrium.ErrorCode(err); err != nil && code != atrium.ENotFound {
+			return err
+		}
+		is.NewPrincipal = err != nil
 		p, err := ensurePrincipal(ctx, tx, r.Principal, r.Kind, "")
 		if err != nil {
 			return err
 		}
 		member := r.Workspace
-		if member == "" {
+		if member == "" && r.Role != "" {
 			member = atrium.DefaultWorkspace
 		}
-		ws, err := tx.WorkspaceByName(ctx, member)
-		if err != nil {
-			return err
-		}
-		role, err := tx.Role(ctx, ws.ID, p.ID)
-		if err != nil {
-			return err
-		}
-		if r.Role != "" || role == "" {
-			if r.Role == "" {
-				r.Role = atrium.RoleWriter
+		var bound atrium.Workspace
+		if member != "" {
+			ws, err := tx.WorkspaceByName(ctx, member)
+			if atrium.ErrorCode(err) == atrium.ENotFound {
+				return atrium.Errorf(atrium.ENotFound, "workspace %q not found; create it with: atrium workspace create %s", member, member)
 			}
-			if err := tx.SetRole(ctx, ws.ID, p.ID, r.Role); err != nil {
+			if err != nil {
 				return err
 			}
-			if err := tx.EmitJSON(ctx, ws.ID, 0, "member.role_set", p.Handle, map[string]any{"role": r.Role}); err != nil {
+			if r.Workspace != "" {
+				bound = ws
+			}
+			if is.Changed, err = setMembership(ctx, tx, ws, p, r.Role); err != nil {
 				return err
 			}
 		}
-		bound := atrium.Workspace{}
-		if r.Workspace != "" {
-			bound = ws
+		if is.Grants, err = memberships(ctx, tx, p, bound); err != nil {
+			return err
 		}
-		secret, tok, err = createToken(ctx, tx, p, bound, r.Name, 0)
+		if len(is.Grants) == 0 {
+			return atrium.Errorf(atrium.EInvalid, "principal %q belongs to no workspace, so its token would grant nothing: name the workspace it should join (atrium token create --principal %s --workspace NAME [--role reader|writer|admin])", p.Handle, p.Handle)
+		}
+		is.Secret, is.Token, err = createToken(ctx, tx, p, bound, r.Name, 0)
 		return err
 	})
-	return secret, tok, err
+	if err != nil {
+		return Issued{}, err
+	}
+	return is, nil
+}
+
+// setMembership makes p a member of ws with role (writer for a new member
+// when role is empty), and reports what changed, if anything.
+func setMembership(ctx context.Context, tx *store.Tx, ws atrium.Workspace, p atrium.Principal, role atrium.Role) (*RoleChange, error) {
+	had, err := tx.Role(ctx, ws.ID, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	if role == "" {
+		if had != "" {
+			return nil, nil
+		}
+		role = atrium.RoleWriter
+	}
+	if role == had {
+		return nil, nil
+	}
+	if err := tx.SetRole(ctx, ws.ID, p.ID, role); err != nil {
+		return nil, err
+	}
+	if err := tx.EmitJSON(ctx, ws.ID, 0, "member.role_set", p.Handle, map[string]any{"role": role, "was": had}); err != nil {
+		return nil, err
+	}
+	return &RoleChange{Workspace: ws.Name, From: had, To: role}, nil
+}
+
+// memberships are p's roles: in bound only, when it is set, else in every
+// workspace.
+func memberships(ctx context.Context, tx *store.Tx, p atrium.Principal, bound atrium.Workspace) ([]Membership, error) {
+	wss := []atrium.Workspace{bound}
+	if bound.ID == 0 {
+		var err error
+		if wss, err = tx.Workspaces(ctx); err != nil {
+			return nil, err
+		}
+	}
+	var out []Membership
+	for _, ws := range wss {
+		role, err := tx.Role(ctx, ws.ID, p.ID)
+		if err != nil {
+			return nil, err
+		}
+		if role != "" {
+			out = append(out, Membership{Workspace: ws.Name, Role: role})
+		}
+	}
+	return out, nil
 }
 
 // Tokens lists tokens, of one principal when handle is not empty.

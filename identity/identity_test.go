@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/identity"
 	"github.com/atrium-hq/atrium/store"
@@ -165,4 +168,43 @@ func TestCreateTokenRejectsBadInput(t *testing.T) {
 	if toks, err := svc.Tokens(ctx, ""); err != nil || len(toks) != 0 {
 		t.Fatalf("tokens after refused requests = %+v, %v; want none", toks, err)
 	}
+}
+
+// A token request changes memberships only when it names a workspace or a
+// role, and says what the token grants.
+func TestIssueTokenGrantsOnlyWhatIsAsked(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		ctx := context.Background()
+		svc := mustService(t, e)
+		if _, err := svc.Bootstrap(ctx, false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.CreateWorkspace(ctx, "team", ""); err != nil {
+			t.Fatal(err)
+		}
+		is, err := svc.IssueToken(ctx, identity.TokenRequest{Principal: "bob", Workspace: "team"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(identity.Issued{NewPrincipal: true, Changed: &identity.RoleChange{Workspace: "team", To: atrium.RoleWriter}, Grants: []identity.Membership{{Workspace: "team", Role: atrium.RoleWriter}}}, is, cmpopts.IgnoreFields(identity.Issued{}, "Secret", "Token")); diff != "" {
+			t.Errorf("bound to team (-want +got):\n%s", diff)
+		}
+		is, err = svc.IssueToken(ctx, identity.TokenRequest{Principal: "bob"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(identity.Issued{Grants: []identity.Membership{{Workspace: "team", Role: atrium.RoleWriter}}}, is, cmpopts.IgnoreFields(identity.Issued{}, "Secret", "Token")); diff != "" {
+			t.Errorf("no workspace (-want +got):\n%s", diff)
+		}
+		if _, err := svc.Authenticate(ctx, is.Secret, atrium.DefaultWorkspace); atrium.ErrorCode(err) != atrium.EPermission {
+			t.Errorf("bob in default: %v, want permission_denied", err)
+		}
+		_, err = svc.IssueToken(ctx, identity.TokenRequest{Principal: "nobody"})
+		if atrium.ErrorCode(err) != atrium.EInvalid || !strings.Contains(err.Error(), "belongs to no workspace") {
+			t.Errorf("principal of no workspace: %v", err)
+		}
+		if _, err := svc.Tokens(ctx, "nobody"); atrium.ErrorCode(err) != atrium.ENotFound {
+			t.Errorf("the refused request created its principal: %v", err)
+		}
+	})
 }

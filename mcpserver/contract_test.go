@@ -96,6 +96,12 @@ func TestResultsMatchListedSchemas(t *testing.T) {
 		{"delete_annotation", map[string]any{"annotation_id": "$ann"}},
 		{"delete_page", map[string]any{"path": "Archive/Beta.md"}},
 		{"delete_page", map[string]any{"path": "Archive/Beta.md"}},
+		{"list_trash", nil},
+		{"restore_page", map[string]any{"path": "Archive/Beta.md", "new_path": "Beta.md"}},
+		{"restore_page", map[string]any{"path": "Archive/Beta.md"}},
+		{"delete_page", map[string]any{"path": "Beta.md"}},
+		{"list_trash", map[string]any{"path": "Beta.md", "limit": 1}},
+		{"purge_page", map[string]any{"page_id": "pg_missing"}},
 	}
 	called := map[string]bool{}
 	for _, c := range calls {

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,7 +33,10 @@ func readLocalFile(root, name string, max int64) ([]byte, string, error) {
 	if rel, err := filepath.Rel(rootReal, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return nil, "", atrium.Errorf(atrium.EPermission, "file_path %s is outside the working folder %s", name, rootReal)
 	}
-	f, err := os.Open(real)
+	// Opening a FIFO without a writer blocks until one comes, and a device
+	// may never end: open without blocking, then decide on what was opened
+	// (not on the path, which may have been swapped since).
+	f, err := os.OpenFile(real, os.O_RDONLY|openNonBlock, 0)
 	if err != nil {
 		return nil, "", atrium.Errorf(atrium.ENotFound, "cannot open %s", name)
 	}
@@ -42,7 +46,7 @@ func readLocalFile(root, name string, max int64) ([]byte, string, error) {
 		return nil, "", err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, "", atrium.Errorf(atrium.EInvalid, "%s is not a regular file", name)
+		return nil, "", atrium.Errorf(atrium.EInvalid, "%s is not a regular file (%s): only files can be attached", name, kindOf(st.Mode()))
 	}
 	if st.Size() > max {
 		return nil, "", atrium.Errorf(atrium.ETooLarge, "%s is %d bytes; attachments may be at most %d", name, st.Size(), max)
@@ -55,4 +59,19 @@ func readLocalFile(root, name string, max int64) ([]byte, string, error) {
 		return nil, "", atrium.Errorf(atrium.ETooLarge, "%s is larger than %d bytes", name, max)
 	}
 	return data, filepath.Base(real), nil
+}
+
+// kindOf names a file type in a user's words.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
 }

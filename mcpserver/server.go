@@ -82,8 +82,9 @@ type Server struct {
 	servers map[int64]*mcp.Server
 	local   *mcp.Server // the server Local built, if any
 
-	calls    *metrics.Counter
-	duration *metrics.Histogram
+	calls     *metrics.Counter
+	duration  *metrics.Histogram
+	toolNames map[string]bool // the tools it serves, for metrics labels
 }
 
 // New returns a Server with the toolsets cfg names.
@@ -106,6 +107,10 @@ func New(cfg Config) (*Server, error) {
 			}
 			s.tools = append(s.tools, t)
 		}
+	}
+	s.toolNames = map[string]bool{}
+	for _, t := range s.tools {
+		s.toolNames[t.Name()] = true
 	}
 	s.listed = sync.OnceValue(s.listedDefs)
 	go s.listed() // beside the store's opening, before the first tools/list
@@ -402,7 +407,7 @@ func (s *Server) observe(next mcp.MethodHandler) mcp.MethodHandler {
 		res, err := next(ctx, method, req)
 		tool := ""
 		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
-			tool = p.Name
+			tool = s.toolLabel(p.Name)
 		}
 		outcome := "ok"
 		if r, ok := res.(*mcp.CallToolResult); err != nil || ok && r.IsError {
@@ -412,6 +417,16 @@ func (s *Server) observe(next mcp.MethodHandler) mcp.MethodHandler {
 		s.duration.Since(start, method)
 		return res, err
 	}
+}
+
+// toolLabel is the metrics label of a called tool: its name if the server
+// has it, else "unknown", so that a client cannot add a series per name it
+// makes up.
+func (s *Server) toolLabel(name string) string {
+	if s.toolNames[name] {
+		return name
+	}
+	return "unknown"
 }
 
 // A Toolset groups tools, resources and prompts that are switched on together.

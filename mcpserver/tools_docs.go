@@ -25,7 +25,7 @@ func docsToolset(s *Server) *Toolset {
 	ts.Tools = []*Tool{
 		listPagesTool(d), getTreeTool(d), readPageTool(d), writePageTool(d), editPageTool(d), createPageTool(d),
 		deletePageTool(d), movePageTool(d), searchPagesTool(d), getPageLinksTool(d), addAttachmentTool(s, d),
-		listPageRevisionsTool(d), restorePageRevisionTool(d),
+		listPageRevisionsTool(d), restorePageRevisionTool(d), listTrashTool(d), restorePageTool(d), purgePageTool(d),
 	}
 	ts.Templates = []ResourceTemplate{pageResource(d)}
 	ts.Complete = completePagePath(d)
@@ -179,7 +179,7 @@ func deletePageTool(d *docsRef) *Tool {
 	return newTool(&mcp.Tool{
 		Name:        "delete_page",
 		Title:       "Delete page",
-		Description: "Deletes a page with its history and its attachments. Links to it from other pages stay, as unresolved links.",
+		Description: "Deletes a page: it goes to the trash with its history, attachments and review threads, restorable with restore_page until purged (after 30 days by default). Its path is free at once. Links to it from other pages stay, as unresolved links.",
 		Annotations: writes("Delete page", true, true),
 	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in PathInput) (docs.DeletePageOutput, error) {
 		r, err := d.get().DeletePage(ctx, in.Path)
@@ -369,4 +369,68 @@ func maxAttachment(d *docs.Service) int64 {
 		return 0
 	}
 	return d.MaxAttachmentBytes
+}
+
+// ListTrashInput lists the trash.
+type ListTrashInput struct {
+	Path   string `json:"path,omitempty" jsonschema:"only pages deleted from this path"`
+	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous answer, to continue"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"pages per answer (default 50, at most 500)"`
+}
+
+func listTrashTool(d *docsRef) *Tool {
+	return newTool(&mcp.Tool{
+		Name:        "list_trash",
+		Title:       "List trash",
+		Description: "Lists deleted pages in the trash, most recently deleted first: page_id, path, who deleted it and when, when it will be purged, and how many attachments and threads it keeps.",
+		Annotations: readOnly("List trash"),
+	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in ListTrashInput) (docs.ListTrashOutput, error) {
+		r, err := d.get().Trash(ctx, docs.TrashRequest{Path: in.Path, Cursor: in.Cursor, Limit: in.Limit})
+		if err != nil {
+			return docs.ListTrashOutput{}, err
+		}
+		return r.Output(), nil
+	})
+}
+
+// RestorePageInput takes a page out of the trash.
+type RestorePageInput struct {
+	PageID  string `json:"page_id,omitempty" jsonschema:"the deleted page, from list_trash or delete_page"`
+	Path    string `json:"path,omitempty" jsonschema:"or the path it was deleted from (the most recently deleted page there)"`
+	NewPath string `json:"new_path,omitempty" jsonschema:"where to restore it, when another page now has its path (default: where it was)"`
+}
+
+func restorePageTool(d *docsRef) *Tool {
+	return newTool(&mcp.Tool{
+		Name:        "restore_page",
+		Title:       "Restore page",
+		Description: "Brings a deleted page back from the trash with its history, attachments and review threads. If another page now has its path, pass new_path.",
+		Annotations: writes("Restore page", false, false),
+	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in RestorePageInput) (docs.RestorePageOutput, error) {
+		r, err := d.get().RestorePage(ctx, docs.RestoreRequest{PageID: in.PageID, Path: in.Path, To: in.NewPath})
+		if err != nil {
+			return docs.RestorePageOutput{}, err
+		}
+		return r.Output(), nil
+	})
+}
+
+// PurgePageInput deletes a page in the trash for good.
+type PurgePageInput struct {
+	PageID string `json:"page_id" jsonschema:"the page in the trash, from list_trash"`
+}
+
+func purgePageTool(d *docsRef) *Tool {
+	return newTool(&mcp.Tool{
+		Name:        "purge_page",
+		Title:       "Purge page",
+		Description: "Deletes a page in the trash for good, with its history, attachments and threads. Admins only; it cannot be undone.",
+		Annotations: writes("Purge page", true, true),
+	}, atrium.RoleAdmin, func(ctx context.Context, _ *mcp.CallToolRequest, in PurgePageInput) (docs.PurgePageOutput, error) {
+		p, err := d.get().PurgePage(ctx, in.PageID)
+		if err != nil {
+			return docs.PurgePageOutput{}, err
+		}
+		return docs.PurgePageOutput{Purged: true, PageID: p.UID, Path: p.Path}, nil
+	})
 }

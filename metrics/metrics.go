@@ -66,11 +66,26 @@ func (r *Registry) Counter(name, help string, labels ...string) *Counter {
 	return c
 }
 
+// MaxSeries bounds the label sets of one metric. Callers keep label values
+// to known sets (a tool that does not exist is "unknown"); this is the
+// backstop, so that no bug lets clients grow the registry without end: past
+// it, new label sets are counted under one whose values are all "other".
+const MaxSeries = 1000
+
+// admit returns the key to record k under: k itself if it is known or there
+// is room, else the overflow key.
+func admit[V any](m map[string]V, k string, labels int) string {
+	if _, ok := m[k]; ok || len(m) < MaxSeries {
+		return k
+	}
+	return key(slices.Repeat([]string{"other"}, labels))
+}
+
 // Add adds v to the counter of the label values (in the order of the names).
 func (c *Counter) Add(v float64, labelValues ...string) {
 	k := key(labelValues)
 	c.mu.Lock()
-	c.values[k] += v
+	c.values[admit(c.values, k, len(c.labels))] += v
 	c.mu.Unlock()
 }
 
@@ -120,9 +135,9 @@ func (r *Registry) Histogram(name, help string, buckets []float64, labels ...str
 
 // Observe records v for the label values.
 func (h *Histogram) Observe(v float64, labelValues ...string) {
-	k := key(labelValues)
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	k := admit(h.series, key(labelValues), len(h.labels))
 	s := h.series[k]
 	if s == nil {
 		s = &series{counts: make([]uint64, len(h.buckets))}

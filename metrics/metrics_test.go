@@ -55,3 +55,34 @@ func TestDuplicateNamePanics(t *testing.T) {
 	r.Counter("x", "x")
 	r.Counter("x", "x")
 }
+
+// Whatever label values callers pass, a metric keeps at most MaxSeries label
+// sets (plus the overflow one), and counts every observation.
+func TestSeriesAreBounded(t *testing.T) {
+	r := metrics.New()
+	c := r.Counter("calls_total", "Calls.", "tool")
+	h := r.Histogram("latency_seconds", "Latency.", []float64{1}, "tool")
+	const n = 3 * metrics.MaxSeries
+	for i := range n {
+		name := "t" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + strings.Repeat("y", i/26)
+		c.Inc(name)
+		h.Observe(0.5, name)
+	}
+	rec := httptest.NewRecorder()
+	r.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	counters, buckets := 0, 0
+	for line := range strings.SplitSeq(rec.Body.String(), "\n") {
+		switch {
+		case strings.HasPrefix(line, "calls_total{"):
+			counters++
+		case strings.HasPrefix(line, "latency_seconds_count{"):
+			buckets++
+		}
+	}
+	if counters != metrics.MaxSeries+1 || buckets != metrics.MaxSeries+1 {
+		t.Errorf("%d counter and %d histogram series after %d names, want %d each", counters, buckets, n, metrics.MaxSeries+1)
+	}
+	if got := c.Value("other"); got != n-metrics.MaxSeries {
+		t.Errorf("overflow counted %v, want %v", got, n-metrics.MaxSeries)
+	}
+}

@@ -391,6 +391,11 @@ func (m *Mirror) fromStore(ev atrium.Event) {
 		for _, a := range p.Attachments {
 			m.deletedInStore(a)
 		}
+	case docs.EventPageRestored:
+		m.pageToFile(p.Path)
+		for _, a := range p.Attachments {
+			m.attachmentToFile(a)
+		}
 	case docs.EventAttachmentAdded:
 		m.attachmentToFile(p.Path)
 	case docs.EventAttachmentMoved:

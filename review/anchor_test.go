@@ -110,18 +110,34 @@ func TestThreadsFollowTheirPage(t *testing.T) {
 		if err != nil || len(rvs.Reviews) != 1 || rvs.Reviews[0].UID != rv.Review.UID {
 			t.Fatalf("reviews did not move: %+v %v", rvs, err)
 		}
-		// Deleted: orphaned, not dropped; the page back: anchored again.
-		if _, err := v.docs.DeletePage(v.dan, "Archive/Design 2026.md"); err != nil {
+		// Deleted: the threads go to the trash with the page, and a new
+		// page at its path starts without them; restored, they are back.
+		del, err := v.docs.DeletePage(v.dan, "Archive/Design 2026.md")
+		if err != nil {
 			t.Fatal(err)
 		}
-		if got := v.get(a.UID); !got.Orphaned {
-			t.Fatalf("page deleted, annotation not orphaned: %+v", got)
-		}
-		list, err := v.rev.List(v.dan, review.ListRequest{DocPath: "Archive/Design 2026.md"})
-		if err != nil || len(list.Annotations) != 2 {
-			t.Fatalf("orphans of a deleted page: %+v %v", list, err)
-		}
+		_, err = v.rev.Get(v.dan, a.UID)
+		wantCode(t, err, atrium.ENotFound)
 		v.rewrite("Archive/Design 2026.md", design)
+		list, err := v.rev.List(v.dan, review.ListRequest{DocPath: "Archive/Design 2026.md"})
+		if err != nil || len(list.Annotations) != 0 {
+			t.Fatalf("a new page at a deleted page's path has its threads: %+v %v", list, err)
+		}
+		if all, err := v.rev.List(v.admin, review.ListRequest{}); err != nil || len(all.Annotations) != 0 {
+			t.Fatalf("threads of a trashed page are listed: %+v %v", all, err)
+		}
+		if rvs, err := v.rev.ListReviews(v.dan, "", "", "", 0); err != nil || len(rvs.Reviews) != 0 {
+			t.Fatalf("reviews of a trashed page are listed: %+v %v", rvs, err)
+		}
+		if _, err := v.docs.RestorePage(v.dan, docs.RestoreRequest{PageID: del.Page.UID, To: "Archive/Design restored.md"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := v.get(a.UID); got.DocPath != "Archive/Design restored.md" {
+			t.Fatalf("after restore: %+v", got)
+		}
+		if rvs, err := v.rev.ListReviews(v.dan, "Archive/Design restored.md", "", "", 0); err != nil || len(rvs.Reviews) != 1 {
+			t.Fatalf("reviews after restore: %+v %v", rvs, err)
+		}
 		if got := v.get(a.UID); got.Orphaned {
 			t.Fatalf("page back, still orphaned: %+v", got)
 		}

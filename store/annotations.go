@@ -61,7 +61,7 @@ func (tx *Tx) InsertAnnotation(ctx context.Context, a *atrium.Annotation) error 
 
 // AnnotationByUID returns an annotation of workspace ws by its ID, or not_found.
 func (tx *Tx) AnnotationByUID(ctx context.Context, ws int64, uid string) (atrium.Annotation, error) {
-	a, err := scanAnnotation(tx.queryRow(ctx, "SELECT "+annotationCols+annotationFrom+" WHERE a.workspace_id = ? AND a.uid = ?", ws, uid))
+	a, err := scanAnnotation(tx.queryRow(ctx, "SELECT "+annotationCols+annotationFrom+" WHERE a.workspace_id = ? AND a.uid = ?"+liveThread("a"), ws, uid))
 	if errors.Is(err, sql.ErrNoRows) {
 		return a, atrium.Errorf(atrium.ENotFound, "Annotation not found: %s", uid)
 	}
@@ -98,7 +98,7 @@ type AnnotationFilter struct {
 
 // Annotations lists annotations in creation order.
 func (tx *Tx) Annotations(ctx context.Context, f AnnotationFilter) ([]atrium.Annotation, error) {
-	q := "SELECT " + annotationCols + annotationFrom + " WHERE a.workspace_id = ?"
+	q := "SELECT " + annotationCols + annotationFrom + " WHERE a.workspace_id = ?" + liveThread("a")
 	args := []any{f.Workspace}
 	if f.DocPath != "" {
 		q += " AND a.doc_key = ?"
@@ -255,7 +255,7 @@ func (tx *Tx) InsertReview(ctx context.Context, r *atrium.Review) error {
 
 // ReviewByUID returns a review of workspace ws by its ID, or not_found.
 func (tx *Tx) ReviewByUID(ctx context.Context, ws int64, uid string) (atrium.Review, error) {
-	r, err := scanReview(tx.queryRow(ctx, "SELECT "+reviewCols+reviewFrom+" WHERE r.workspace_id = ? AND r.uid = ?", ws, uid))
+	r, err := scanReview(tx.queryRow(ctx, "SELECT "+reviewCols+reviewFrom+" WHERE r.workspace_id = ? AND r.uid = ?"+liveThread("r"), ws, uid))
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, atrium.Errorf(atrium.ENotFound, "Review not found: %s", uid)
 	}
@@ -273,7 +273,7 @@ type ReviewFilter struct {
 
 // Reviews lists reviews in creation order.
 func (tx *Tx) Reviews(ctx context.Context, f ReviewFilter) ([]atrium.Review, error) {
-	q := "SELECT " + reviewCols + reviewFrom + " WHERE r.workspace_id = ?"
+	q := "SELECT " + reviewCols + reviewFrom + " WHERE r.workspace_id = ?" + liveThread("r")
 	args := []any{f.Workspace}
 	if f.DocPath != "" {
 		q += " AND r.doc_key = ?"
@@ -314,3 +314,7 @@ func (tx *Tx) DeleteReviewIfEmpty(ctx context.Context, id int64) (bool, error) {
 	n, err := res.RowsAffected()
 	return n > 0, err
 }
+
+// liveThread leaves out the threads and reviews of pages in the trash: they
+// wait there with their page, and come back when it is restored.
+func liveThread(table string) string { return " AND " + table + ".doc_key NOT LIKE 'trash:%'" }

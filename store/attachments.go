@@ -66,6 +66,8 @@ func (tx *Tx) Attachments(ctx context.Context, ws, page int64) ([]atrium.Attachm
 	if page != 0 {
 		q += " AND a.page_id = ?"
 		args = append(args, page)
+	} else {
+		q += " AND a.path_key NOT LIKE 'trash:%'"
 	}
 	return queryAll(ctx, tx, scanAttachment, q+" ORDER BY a.path_key", args...)
 }

@@ -46,22 +46,33 @@ const pageCols = `p.id, p.uid, p.workspace_id, p.path, p.title, p.icon, p.tags, 
 
 const pageFrom = ` FROM pages p LEFT JOIN principals cb ON cb.id = p.created_by LEFT JOIN principals ub ON ub.id = p.updated_by`
 
-func scanPage(sc scanner) (atrium.Page, error) {
-	var (
-		p                atrium.Page
-		tags, access     string
-		created, updated int64
-	)
-	err := sc.Scan(&p.ID, &p.UID, &p.WorkspaceID, &p.Path, &p.Title, &p.Icon, &tags, &access, &p.Content, &p.ContentHash, &p.Revision,
-		&p.CreatedBy, &created, &p.UpdatedBy, &updated)
-	if err != nil {
-		return p, err
-	}
-	p.Access, p.CreatedAt, p.UpdatedAt = atrium.Access(access), fromMicros(created), fromMicros(updated)
-	if err := json.Unmarshal([]byte(tags), &p.Tags); err != nil {
+// pageRow is a page as scanned from pageCols.
+type pageRow struct {
+	p                atrium.Page
+	tags, access     string
+	created, updated int64
+}
+
+func (r *pageRow) dest() []any {
+	return []any{&r.p.ID, &r.p.UID, &r.p.WorkspaceID, &r.p.Path, &r.p.Title, &r.p.Icon, &r.tags, &r.access, &r.p.Content, &r.p.ContentHash, &r.p.Revision,
+		&r.p.CreatedBy, &r.created, &r.p.UpdatedBy, &r.updated}
+}
+
+func (r *pageRow) page() (atrium.Page, error) {
+	p := r.p
+	p.Access, p.CreatedAt, p.UpdatedAt = atrium.Access(r.access), fromMicros(r.created), fromMicros(r.updated)
+	if err := json.Unmarshal([]byte(r.tags), &p.Tags); err != nil {
 		return p, fmt.Errorf("page %d tags: %w", p.ID, err)
 	}
 	return p, nil
+}
+
+func scanPage(sc scanner) (atrium.Page, error) {
+	var r pageRow
+	if err := sc.Scan(r.dest()...); err != nil {
+		return r.p, err
+	}
+	return r.page()
 }
 
 // PageByPath returns the page at path (any case) in workspace ws, or not_found.
@@ -364,7 +375,7 @@ func (tx *Tx) ListPages(ctx context.Context, q ListQuery) ([]PageSummary, error)
 	if q.WithContent {
 		cols = "id, uid, path, title, icon, access, revision, updated_at, content"
 	}
-	sqlq := "SELECT " + cols + " FROM pages WHERE workspace_id = ? AND path_key > ?"
+	sqlq := "SELECT " + cols + " FROM pages WHERE workspace_id = ? AND path_key > ?" + live
 	args := []any{q.Workspace, q.After}
 	if len(q.Parents) > 0 {
 		sqlq += " AND parent_key IN (" + placeholders(len(q.Parents)) + ")"
@@ -395,7 +406,7 @@ func (tx *Tx) ListPages(ctx context.Context, q ListQuery) ([]PageSummary, error)
 func (tx *Tx) CountPrivate(ctx context.Context, ws int64, prefix string) (int, error) {
 	var n int
 	cond, args := under("path_key", prefix)
-	err := tx.queryRow(ctx, "SELECT COUNT(*) FROM pages WHERE workspace_id = ? AND access = 'private'"+cond, append([]any{ws}, args...)...).Scan(&n)
+	err := tx.queryRow(ctx, "SELECT COUNT(*) FROM pages WHERE workspace_id = ? AND access = 'private'"+live+cond, append([]any{ws}, args...)...).Scan(&n)
 	return n, err
 }
 
@@ -427,17 +438,21 @@ func (tx *Tx) PageCount(ctx context.Context, ws int64) (int, error) {
 	var n int
 	var err error
 	if ws == 0 {
-		err = tx.queryRow(ctx, "SELECT COUNT(*) FROM pages").Scan(&n)
+		err = tx.queryRow(ctx, "SELECT COUNT(*) FROM pages WHERE trashed_at IS NULL").Scan(&n)
 	} else {
-		err = tx.queryRow(ctx, "SELECT COUNT(*) FROM pages WHERE workspace_id = ?", ws).Scan(&n)
+		err = tx.queryRow(ctx, "SELECT COUNT(*) FROM pages WHERE workspace_id = ?"+live, ws).Scan(&n)
 	}
 	return n, err
 }
 
 // PageRevisions lists a page's revisions, newest first, below revision before
-// (0: from the newest).
-func (tx *Tx) PageRevisions(ctx context.Context, page, before int64, limit int) ([]atrium.PageRevision, error) {
-	q := `SELECT r.revision, r.path, r.content_hash, LENGTH(r.content), COALESCE(pr.handle, ''), r.created_at
+// (0: from the newest), with their content when withContent.
+func (tx *Tx) PageRevisions(ctx context.Context, page, before int64, limit int, withContent bool) ([]atrium.PageRevision, error) {
+	content := "''"
+	if withContent {
+		content = "r.content"
+	}
+	q := `SELECT r.revision, r.path, r.content_hash, LENGTH(r.content), ` + content + `, COALESCE(pr.handle, ''), r.created_at
 		FROM page_revisions r LEFT JOIN principals pr ON pr.id = r.author WHERE r.page_id = ?`
 	args := []any{page}
 	if before > 0 {
@@ -448,7 +463,7 @@ func (tx *Tx) PageRevisions(ctx context.Context, page, before int64, limit int) 
 	args = append(args, limit)
 	return queryAll(ctx, tx, func(sc scanner) (r atrium.PageRevision, err error) {
 		var at int64
-		if err := sc.Scan(&r.Revision, &r.Path, &r.ContentHash, &r.Size, &r.Author, &at); err != nil {
+		if err := sc.Scan(&r.Revision, &r.Path, &r.ContentHash, &r.Size, &r.Content, &r.Author, &at); err != nil {
 			return r, err
 		}
 		r.CreatedAt = fromMicros(at)
@@ -535,7 +550,7 @@ func (tx *Tx) ResolveKeys(ctx context.Context, ws int64, keys []string) ([]Targe
 		}
 	}
 	rows, err := tx.query(ctx, `SELECT id, uid, path, path_key, title, title_key, stem_key, icon, access, revision FROM pages
-		WHERE workspace_id = ? AND (path_key IN (`+in+`) OR title_key IN (`+in+`) OR stem_key IN (`+in+`)) ORDER BY path_key`, args...)
+		WHERE workspace_id = ?`+live+` AND (path_key IN (`+in+`) OR title_key IN (`+in+`) OR stem_key IN (`+in+`)) ORDER BY path_key`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -572,7 +587,7 @@ func jsonUnmarshalStrings(s string, out *[]string) error {
 // prefix (any case), in path order, and how many there are in all.
 func (tx *Tx) PathsWithPrefix(ctx context.Context, ws int64, prefix string, includePrivate bool, limit int) ([]string, int, error) {
 	key := PathKey(prefix)
-	cond := " WHERE workspace_id = ? AND path_key >= ? AND path_key < ?"
+	cond := " WHERE workspace_id = ? AND path_key >= ? AND path_key < ?" + live
 	if !includePrivate {
 		cond += " AND access = 'public'"
 	}
@@ -631,7 +646,7 @@ func (tx *Tx) FolderPages(ctx context.Context, ws int64, folders []string) (map[
 // PagesAfter returns up to limit pages of every workspace whose IDs follow
 // after, in ID order: a walk over all pages in chunks.
 func (tx *Tx) PagesAfter(ctx context.Context, after int64, limit int) ([]atrium.Page, error) {
-	return queryAll(ctx, tx, scanPage, "SELECT "+pageCols+pageFrom+" WHERE p.id > ? ORDER BY p.id LIMIT ?", after, limit)
+	return queryAll(ctx, tx, scanPage, "SELECT "+pageCols+pageFrom+" WHERE p.id > ? AND p.trashed_at IS NULL ORDER BY p.id LIMIT ?", after, limit)
 }
 
 // ReindexPage replaces what the store derived from p's content (headings,

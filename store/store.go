@@ -6,6 +6,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -51,13 +52,17 @@ type Options struct {
 	// processes committed to the same file (PostgreSQL uses LISTEN/NOTIFY).
 	// Zero means 250ms; negative disables polling.
 	EventPoll time.Duration
-	// ReadConns is the size of the SQLite read pool. Zero means 4.
-	ReadConns int
+	// Conns is the size of the SQLite read pool (besides its one writer), or
+	// of the PostgreSQL pool. Zero means 4 on SQLite and 16 on PostgreSQL.
+	// Tests use 1: a request that waits for a second connection while it
+	// holds one then deadlocks at once, instead of only under load.
+	Conns int
 }
 
 // DB is an open store.
 type DB struct {
 	engine   Engine
+	conns    int
 	w        *sql.DB // SQLite: the one writer connection; PostgreSQL: the pool
 	r        *sql.DB // SQLite: the read pool; PostgreSQL: the same pool as w
 	dsn      string
@@ -67,9 +72,11 @@ type DB struct {
 	instance string // tells this process's notifications from other replicas'
 	broker   *broker
 
-	rebinds sync.Map     // query text → PostgreSQL form
-	stmts   sync.Map     // stmtKey → *sql.Stmt
-	nstmts  atomic.Int64 // entries in stmts
+	rebinds   sync.Map     // query text → PostgreSQL form
+	stmts     sync.Map     // stmtKey → *sql.Stmt
+	nstmts    atomic.Int64 // entries in stmts
+	preparing sync.Map     // stmtKey → true while prepareLater runs
+	closing   atomic.Bool
 
 	stop context.CancelFunc
 	wg   sync.WaitGroup
@@ -96,15 +103,12 @@ func Open(ctx context.Context, dsn string, opts *Options) (*DB, error) {
 	if o.EventPoll == 0 {
 		o.EventPoll = 250 * time.Millisecond
 	}
-	if o.ReadConns <= 0 {
-		o.ReadConns = 4
-	}
 	db := &DB{dsn: dsn, now: o.Now, log: o.Logger, instance: rand.Text(), broker: newBroker(o.Logger)}
 	var err error
 	if IsPostgresDSN(dsn) {
-		err = db.openPostgres(ctx)
+		err = db.openPostgres(ctx, cmp.Or(max(o.Conns, 0), 16))
 	} else {
-		err = db.openSQLite(ctx, o.ReadConns)
+		err = db.openSQLite(ctx, cmp.Or(max(o.Conns, 0), 4))
 	}
 	if err != nil {
 		db.closeConns()
@@ -134,6 +138,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*DB, error) {
 
 func (db *DB) openSQLite(ctx context.Context, readConns int) error {
 	db.engine = SQLite
+	db.conns = readConns
 	p := strings.TrimPrefix(db.dsn, "sqlite:")
 	if p == "" {
 		return errors.New("sqlite: empty database path")
@@ -160,14 +165,15 @@ func (db *DB) openSQLite(ctx context.Context, readConns int) error {
 	return nil
 }
 
-func (db *DB) openPostgres(ctx context.Context) error {
+func (db *DB) openPostgres(ctx context.Context, conns int) error {
 	db.engine = Postgres
+	db.conns = conns
 	var err error
 	if db.w, err = sql.Open("pgx", db.dsn); err != nil {
 		return err
 	}
-	db.w.SetMaxOpenConns(16)
-	db.w.SetMaxIdleConns(16)
+	db.w.SetMaxOpenConns(conns)
+	db.w.SetMaxIdleConns(conns)
 	db.w.SetConnMaxIdleTime(5 * time.Minute)
 	db.r = db.w
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -177,6 +183,10 @@ func (db *DB) openPostgres(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Conns is how many connections read at once: SQLite's read pool, or the
+// PostgreSQL pool.
+func (db *DB) Conns() int { return db.conns }
 
 // Engine reports which engine db runs on.
 func (db *DB) Engine() Engine { return db.engine }
@@ -189,6 +199,7 @@ func (db *DB) Ping(ctx context.Context) error { return db.r.PingContext(ctx) }
 
 // Close stops the event fan-out and closes every connection.
 func (db *DB) Close() error {
+	db.closing.Store(true)
 	if db.stop != nil {
 		db.stop()
 	}
@@ -372,35 +383,49 @@ func (tx *Tx) plain() querier {
 	return tx.pool
 }
 
-// stmt returns q prepared on SQLite's read pool, or nil where statements are
-// not cached: SQLite's driver would otherwise parse and plan every query on
-// every call — most of the cost of a small read — and database/sql keeps one
-// prepared statement per connection. Write transactions hold the only writer
-// connection, so preparing beside them would wait forever; pgx caches
-// statements itself.
+// stmt returns q prepared, or nil where statements are not cached: SQLite's
+// driver would otherwise parse and plan every query on every call — most of
+// the cost of a small read — and database/sql keeps one prepared statement per
+// connection; pgx caches statements itself.
+//
+// A transaction prepares only on its own connection, never by taking another
+// from the pool: with every pooled connection held by a transaction that
+// waits for one more, nothing would ever move (four parallel searches did
+// exactly that). So a transaction uses the shared statement when it exists —
+// database/sql re-prepares it on the transaction's connection — and otherwise
+// prepares q for itself, and the shared statement is made in the background,
+// by a goroutine that holds no connection while it waits for one.
 func (tx *Tx) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
-	if tx.db.engine == SQLite && tx.write && tx.tx != nil {
-		if st := tx.local[q]; st != nil {
-			return st, nil
-		}
-		st, err := tx.tx.PrepareContext(ctx, tx.db.rebind(q))
-		if err != nil {
-			return nil, err
-		}
-		if tx.local == nil {
-			tx.local = map[string]*sql.Stmt{}
-		}
-		tx.local[q] = st
-		return st, nil
-	}
-	if tx.db.engine != SQLite || tx.pool != tx.db.r {
+	if tx.db.engine != SQLite {
 		return nil, nil
 	}
-	st, err := tx.db.prepared(ctx, tx.pool, q)
-	if err != nil || tx.tx == nil {
-		return st, err
+	if tx.tx == nil {
+		if tx.pool != tx.db.r {
+			return nil, nil
+		}
+		// Outside a transaction the statement takes a connection as a
+		// query would, holding none before.
+		return tx.db.prepared(ctx, tx.pool, q)
 	}
-	return tx.tx.StmtContext(ctx, st), nil
+	if tx.pool == tx.db.r {
+		if st := tx.db.cached(tx.pool, q); st != nil {
+			return tx.tx.StmtContext(ctx, st), nil
+		}
+		tx.db.prepareLater(tx.pool, q)
+	}
+	if st := tx.local[q]; st != nil {
+		return st, nil
+	}
+	// Closed by database/sql when the transaction ends.
+	st, err := tx.tx.PrepareContext(ctx, tx.db.rebind(q))
+	if err != nil {
+		return nil, err
+	}
+	if tx.local == nil {
+		tx.local = map[string]*sql.Stmt{}
+	}
+	tx.local[q] = st
+	return st, nil
 }
 
 type stmtKey struct {
@@ -412,10 +437,34 @@ type stmtKey struct {
 // protects against a bug that builds unbounded query text.
 const maxStmts = 1000
 
+func (db *DB) cached(pool *sql.DB, q string) *sql.Stmt {
+	if v, ok := db.stmts.Load(stmtKey{pool, q}); ok {
+		return v.(*sql.Stmt)
+	}
+	return nil
+}
+
+// prepareLater caches q on pool in the background, once.
+func (db *DB) prepareLater(pool *sql.DB, q string) {
+	if db.closing.Load() || db.nstmts.Load() >= maxStmts {
+		return
+	}
+	if _, busy := db.preparing.LoadOrStore(stmtKey{pool, q}, true); busy {
+		return
+	}
+	db.wg.Go(func() {
+		defer db.preparing.Delete(stmtKey{pool, q})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := db.prepared(ctx, pool, q); err != nil && !db.closing.Load() {
+			db.log.Debug("prepare in the background", "err", err)
+		}
+	})
+}
+
 func (db *DB) prepared(ctx context.Context, pool *sql.DB, q string) (*sql.Stmt, error) {
-	k := stmtKey{pool, q}
-	if v, ok := db.stmts.Load(k); ok {
-		return v.(*sql.Stmt), nil
+	if st := db.cached(pool, q); st != nil {
+		return st, nil
 	}
 	st, err := pool.PrepareContext(context.WithoutCancel(ctx), db.rebind(q))
 	if err != nil {
@@ -426,7 +475,7 @@ func (db *DB) prepared(ctx context.Context, pool *sql.DB, q string) (*sql.Stmt, 
 		db.log.Warn("statement cache full; not caching", "query", q)
 		return st, nil // leaks one statement per call past the cap, on purpose visible in logs
 	}
-	if prev, loaded := db.stmts.LoadOrStore(k, st); loaded {
+	if prev, loaded := db.stmts.LoadOrStore(stmtKey{pool, q}, st); loaded {
 		st.Close()
 		db.nstmts.Add(-1)
 		return prev.(*sql.Stmt), nil

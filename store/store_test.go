@@ -257,3 +257,39 @@ func TestIdentityRows(t *testing.T) {
 		}
 	})
 }
+
+// Every read transaction holding a connection of the pool while it prepared
+// its statements on another one: with as many of them as connections, none
+// ever moved again (four parallel searches hung the server).
+func TestReadTransactionsNeedNoSecondConnection(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		db := storetest.MustOpen(t, e, &store.Options{Conns: 2})
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		// Both connections are taken by transactions that each run a query
+		// neither has run before, so that nothing is prepared yet.
+		var (
+			wg   sync.WaitGroup
+			held sync.WaitGroup
+			errs = make(chan error, 2)
+		)
+		held.Add(2)
+		for range 2 {
+			wg.Go(func() {
+				errs <- db.View(ctx, func(tx *store.Tx) error {
+					held.Done()
+					held.Wait()
+					_, err := tx.SearchStats(ctx, 1)
+					return err
+				})
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("read transaction: %v (it waited for a connection while it held one)", err)
+			}
+		}
+	})
+}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -19,12 +21,15 @@ func newTokenCmd(g *globals) *cobra.Command {
 	create := &cobra.Command{
 		Use:   "create",
 		Short: "Create a token (its secret is printed once)",
-		Long: `Create a bearer token for a principal, creating the principal if needed.
+		Long: `Create a bearer token for a principal, creating the principal if needed, and
+say what it grants. The secret goes to stdout; what it grants, to stderr.
 
---workspace binds the token to one workspace; without it the token works in every
+--workspace binds the token to one workspace, and makes the principal a member there if
+it is not one (as --role, default writer). Without --workspace the token works in every
 workspace its principal belongs to (chosen per request with X-Atrium-Workspace or a
-/w/NAME/mcp path). --role sets the principal's role in that workspace (default: writer
-for a new member).`,
+/w/NAME/mcp path), and the principal keeps exactly the roles it has: a principal that
+belongs to no workspace needs --workspace. --role sets the principal's role in
+--workspace (in the default workspace when --workspace is not given).`,
 		Example: `  atrium token create --principal dede
   atrium token create --principal ci-bot --kind agent --workspace default --role reader --name "CI"`,
 		Args: cobra.NoArgs,
@@ -35,23 +40,19 @@ for a new member).`,
 			}
 			defer a.close()
 			r.Kind, r.Role = atrium.PrincipalKind(kind), atrium.Role(role)
-			secret, t, err := a.identity.CreateToken(cmd.Context(), r)
+			is, err := a.identity.IssueToken(cmd.Context(), r)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(g.stdout, secret)
-			scope := "any of its workspaces"
-			if t.Workspace != "" {
-				scope = "workspace " + t.Workspace
-			}
-			fmt.Fprintf(g.stderr, "token %d for %s in %s; it is shown only now\n", t.ID, t.Principal, scope)
+			fmt.Fprintln(g.stdout, is.Secret)
+			describeToken(g.stderr, is)
 			return nil
 		},
 	}
 	create.Flags().StringVar(&r.Principal, "principal", localHandle(), "handle of the principal the token acts as")
 	create.Flags().StringVar(&kind, "kind", "human", "kind of a principal created here: human or agent")
-	create.Flags().StringVar(&r.Workspace, "workspace", "", "bind the token to this workspace")
-	create.Flags().StringVar(&role, "role", "", "set the principal's role in the workspace: reader, writer or admin")
+	create.Flags().StringVar(&r.Workspace, "workspace", "", "bind the token to this workspace (the principal joins it if needed)")
+	create.Flags().StringVar(&role, "role", "", "set the principal's role in --workspace (or in default): reader, writer or admin")
 	create.Flags().StringVar(&r.Name, "name", "", "what the token is for")
 
 	var principal string
@@ -107,6 +108,32 @@ for a new member).`,
 	}
 	cmd.AddCommand(create, list, revoke)
 	return cmd
+}
+
+// describeToken says what a new token grants, and what its creation changed,
+// so that no grant goes unseen.
+func describeToken(w io.Writer, is identity.Issued) {
+	t := is.Token
+	if is.NewPrincipal {
+		fmt.Fprintf(w, "created principal %s\n", t.Principal)
+	}
+	if c := is.Changed; c != nil {
+		if c.From == "" {
+			fmt.Fprintf(w, "%s joined workspace %s as %s\n", t.Principal, c.Workspace, c.To)
+		} else {
+			fmt.Fprintf(w, "%s's role in workspace %s changed from %s to %s\n", t.Principal, c.Workspace, c.From, c.To)
+		}
+	}
+	grants := make([]string, len(is.Grants))
+	for i, m := range is.Grants {
+		grants[i] = m.Workspace + " (" + string(m.Role) + ")"
+	}
+	if t.Workspace != "" {
+		fmt.Fprintf(w, "token %d for %s works only in workspace %s\n", t.ID, t.Principal, strings.Join(grants, ", "))
+	} else {
+		fmt.Fprintf(w, "token %d for %s works in every workspace %s belongs to, now: %s\n", t.ID, t.Principal, t.Principal, strings.Join(grants, ", "))
+	}
+	fmt.Fprintln(w, "the secret above is shown only now")
 }
 
 func when(t *time.Time) string {

@@ -16,6 +16,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -62,12 +63,13 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code)
 
 // globals are the flags every command shares.
 type globals struct {
-	dataDir  string
-	db       string
-	logLevel string
-	stdin    io.Reader
-	stdout   io.Writer
-	stderr   io.Writer
+	dataDir        string
+	db             string
+	logLevel       string
+	trashRetention time.Duration
+	stdin          io.Reader
+	stdout         io.Writer
+	stderr         io.Writer
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -90,10 +92,15 @@ Start it with 'atrium serve'; connect an agent with 'atrium mcp'.`,
 	pf.StringVar(&g.dataDir, "data-dir", env("ATRIUM_DATA_DIR", defaultDataDir()), "folder for the SQLite database and local state (env ATRIUM_DATA_DIR)")
 	pf.StringVar(&g.db, "db", os.Getenv("ATRIUM_DB"), "database: postgres://… URL or SQLite file path; default DATA_DIR/atrium.db (env ATRIUM_DB)")
 	pf.StringVar(&g.logLevel, "log-level", env("ATRIUM_LOG_LEVEL", "info"), "debug, info, warn or error (env ATRIUM_LOG_LEVEL)")
+	retention := docs.DefaultTrashRetention
+	if v, err := time.ParseDuration(os.Getenv("ATRIUM_TRASH_RETENTION")); err == nil {
+		retention = v
+	}
+	pf.DurationVar(&g.trashRetention, "trash-retention", retention, "how long deleted pages stay restorable in the trash; 0 keeps them until purged (env ATRIUM_TRASH_RETENTION)")
 	root.AddCommand(
 		newServeCmd(g), newMCPCmd(g), newCallCmd(g), newToolsCmd(g),
 		newTokenCmd(g), newWorkspaceCmd(g), newMigrateCmd(g), newVersionCmd(g),
-		newImportCmd(g), newExportCmd(g), newSkillCmd(g), newDevCmd(g),
+		newImportCmd(g), newExportCmd(g), newSkillCmd(g), newDevCmd(g), newTrashCmd(g),
 	)
 	return root
 }
@@ -185,6 +192,7 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 		return nil, err
 	}
 	a := &app{log: log, db: db, identity: identity.New(db, log), docs: docs.New(db, log), metrics: metrics.New()}
+	a.docs.TrashRetention = g.trashRetention
 	a.review = review.New(db, a.docs, log) // keeps review anchors in step with page changes
 	if _, err := a.identity.Bootstrap(ctx, false); err != nil {
 		a.close()
@@ -221,6 +229,23 @@ func (g *globals) openLocal(ctx context.Context) (*app, *atrium.Actor, error) {
 // localActor is the caller of local commands: ATRIUM_AGENT in ATRIUM_WORKSPACE.
 func (a *app) localActor(ctx context.Context) (*atrium.Actor, error) {
 	return a.identity.LocalActor(ctx, localHandle(), os.Getenv("ATRIUM_WORKSPACE"), atrium.KindAgent)
+}
+
+// purgeTrash purges the pages past the trash's retention now and every hour
+// until ctx ends: a server's housekeeping.
+func (a *app) purgeTrash(ctx context.Context) {
+	for {
+		if n, err := a.docs.PurgeExpired(ctx); err != nil && ctx.Err() == nil {
+			a.log.Warn("purge the trash", "err", err)
+		} else if n > 0 {
+			a.log.Info("purged pages past the trash's retention", "pages", n, "retention", a.docs.TrashRetention)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Hour):
+		}
+	}
 }
 
 // events subscribes to the store's events, for live notifications.

@@ -71,6 +71,7 @@ func serveStdio(ctx context.Context, g *globals, surface *surfaceFlags, mirrorDi
 			return err
 		}
 		a.supply(cfg, actor)
+		go a.purgeTrash(ctx)
 		log.Debug("serving MCP on stdio", "actor", actor.String())
 		mir, err = mirrorDir.start(ctx, a, actor.Workspace.Name)
 		return err

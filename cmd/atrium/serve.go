@@ -87,12 +87,14 @@ func newServeCmd(g *globals) *cobra.Command {
 		authMode       string
 		allowedHosts   string
 		sessionTimeout time.Duration
+		metricsOpen    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the web UI, REST API and MCP over HTTP",
 		Long: `Serve Atrium over HTTP: MCP Streamable HTTP at /mcp (and /w/WORKSPACE/mcp), legacy
-HTTP+SSE at /mcp/sse, health at /healthz, metrics at /metrics.
+HTTP+SSE at /mcp/sse, health at /healthz, metrics at /metrics (for an admin's token,
+or anyone with --metrics-open).
 
 Callers authenticate with bearer tokens (--auth token, the default). On first start
 Atrium creates an admin and prints its token and a login link, once. --auth none makes
@@ -112,6 +114,7 @@ every caller the local admin and is only allowed on a loopback address.`,
 				return err
 			}
 			defer a.close()
+			go a.purgeTrash(ctx)
 			boot, err := a.identity.Bootstrap(ctx, mode == authn.ModeToken)
 			if err != nil {
 				return err
@@ -145,6 +148,8 @@ every caller the local admin and is only allowed on a loopback address.`,
 				Health:       a.db.Ping,
 				Engine:       string(a.db.Engine()),
 				AllowedHosts: mcpserver.ParseToolsets(allowedHosts),
+				Auth:         auth,
+				MetricsOpen:  metricsOpen,
 				Metrics:      a.metrics,
 				Logger:       a.log,
 			})
@@ -169,6 +174,7 @@ every caller the local admin and is only allowed on a loopback address.`,
 	cmd.Flags().StringVar(&addr, "addr", env("ATRIUM_ADDR", "127.0.0.1:8080"), "address to listen on (env ATRIUM_ADDR)")
 	cmd.Flags().StringVar(&authMode, "auth", env("ATRIUM_AUTH", "token"), "token: bearer tokens; none: everyone is the local admin (loopback only)")
 	cmd.Flags().StringVar(&allowedHosts, "allowed-hosts", os.Getenv("ATRIUM_ALLOWED_HOSTS"), "comma-separated host names, besides loopback, that browsers may use to reach a loopback listener")
+	cmd.Flags().BoolVar(&metricsOpen, "metrics-open", false, "serve /metrics without a token (for a scraper on a private network); otherwise it needs an admin's token")
 	cmd.Flags().DurationVar(&sessionTimeout, "session-timeout", 30*time.Minute, "close 2025-era MCP sessions idle this long")
 	return cmd
 }

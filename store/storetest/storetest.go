@@ -119,10 +119,20 @@ func DSN(tb testing.TB, e store.Engine) string {
 	return SQLiteDSN(tb)
 }
 
-// MustOpen opens a fresh store on engine e, closed when tb ends.
+// MustOpen opens a fresh store on engine e, closed when tb ends. Unless opts
+// say otherwise, the store has one connection to read with (and, on
+// PostgreSQL, to write with), so that a call that waits for a connection
+// while it holds one deadlocks in every test rather than under load only.
 func MustOpen(tb testing.TB, e store.Engine, opts *store.Options) *store.DB {
 	tb.Helper()
-	db, err := store.Open(context.Background(), DSN(tb, e), opts)
+	var o store.Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Conns == 0 {
+		o.Conns = 1
+	}
+	db, err := store.Open(context.Background(), DSN(tb, e), &o)
 	if err != nil {
 		tb.Fatalf("open %s store: %v", e, err)
 	}

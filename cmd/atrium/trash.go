@@ -1,0 +1,97 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/docs"
+)
+
+// newTrashCmd lists, restores and purges deleted pages, as the local caller
+// (ATRIUM_AGENT in ATRIUM_WORKSPACE), printing the tools' JSON.
+func newTrashCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "trash", Short: "List, restore and purge deleted pages"}
+	var path, cursor string
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the pages in the trash, most recently deleted first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a, actor, err := g.openLocal(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			r, err := a.docs.Trash(atrium.NewContextWithActor(cmd.Context(), actor), docs.TrashRequest{Path: path, Cursor: cursor})
+			if err != nil {
+				return err
+			}
+			return g.printJSON(r.Output())
+		},
+	}
+	list.Flags().StringVar(&path, "path", "", "only pages deleted from this path")
+	list.Flags().StringVar(&cursor, "cursor", "", "next_cursor of the previous listing")
+
+	var to string
+	restore := &cobra.Command{
+		Use:     "restore PAGE_ID|PATH",
+		Short:   "Bring a page back from the trash, with its history, attachments and threads",
+		Example: "  atrium trash restore pg_0123456789abcdef\n  atrium trash restore Projects/Alpha.md --to Projects/Alpha-restored.md",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, actor, err := g.openLocal(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			req := docs.RestoreRequest{PageID: args[0], To: to}
+			if strings.HasSuffix(strings.ToLower(args[0]), ".md") {
+				req = docs.RestoreRequest{Path: args[0], To: to}
+			}
+			r, err := a.docs.RestorePage(atrium.NewContextWithActor(cmd.Context(), actor), req)
+			if err != nil {
+				return err
+			}
+			return g.printJSON(r.Output())
+		},
+	}
+	restore.Flags().StringVar(&to, "to", "", "restore to this path instead (when another page has taken its own)")
+
+	purge := &cobra.Command{
+		Use:   "purge PAGE_ID",
+		Short: "Delete a page in the trash for good",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, actor, err := g.openLocal(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			// Whoever can run this command holds the database itself: they
+			// purge as the workspace's admin would.
+			admin := *actor
+			admin.Role = atrium.RoleAdmin
+			p, err := a.docs.PurgePage(atrium.NewContextWithActor(cmd.Context(), &admin), args[0])
+			if err != nil {
+				return err
+			}
+			return g.printJSON(docs.PurgePageOutput{Purged: true, PageID: p.UID, Path: p.Path})
+		},
+	}
+	cmd.AddCommand(list, restore, purge)
+	return cmd
+}
+
+func (g *globals) printJSON(v any) error {
+	enc := json.NewEncoder(g.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("print: %w", err)
+	}
+	return nil
+}
