@@ -63,8 +63,15 @@ func TestReliabilityIsolation(t *testing.T) {
 		rv := mustOK("submit_review", map[string]any{"doc_path": "Secret.md"})
 		revID, _ := rv["review"].(map[string]any)["id"].(string)
 		attPath := attachmentPath(att)
-		if annID == "" || revID == "" || attPath == "" {
-			t.Fatalf("seed alpha: thread %v, review %v, attachment %v", thread, rv, att)
+		// A deleted page waits in the trash, with its private words.
+		mustOK("write_page", map[string]any{"path": "Trashed.md", "content": "# Trashed\n\n" + privateMarker + " old plans.\n"})
+		mustOK("delete_page", map[string]any{"path": "Trashed.md"})
+		var trashID string
+		if pages, _ := mustOK("list_trash", nil)["pages"].([]any); len(pages) == 1 {
+			trashID, _ = pages[0].(map[string]any)["page_id"].(string)
+		}
+		if annID == "" || revID == "" || attPath == "" || trashID == "" {
+			t.Fatalf("seed alpha: thread %v, review %v, attachment %v, trash %q", thread, rv, att, trashID)
 		}
 		// rex's token worked before it was revoked.
 		rexSession := connectHTTP(t, srv.URL+"/w/alpha/mcp", rex, "")
@@ -82,6 +89,8 @@ func TestReliabilityIsolation(t *testing.T) {
 			tools = append(tools, tool)
 		}
 		aim := aimAt("Secret.md", annID, revID)
+		aim["restore_page"] = map[string]any{"page_id": trashID}
+		aim["purge_page"] = map[string]any{"page_id": trashID}
 		bobSession := connectHTTP(t, srv.URL+"/mcp", bob, "")
 		ritaSession := connectHTTP(t, srv.URL+"/w/alpha/mcp", rita, "")
 		tried, failed := 0, 0
@@ -135,7 +144,7 @@ func TestReliabilityIsolation(t *testing.T) {
 		}
 
 		routes := api.Routes()
-		requests := restRequests(routes, annID, revID, attPath)
+		requests := restRequests(routes, map[string]string{"annotations": annID, "reviews": revID, "trash": trashID}, attPath)
 		for _, rq := range requests {
 			write := rq.method != http.MethodGet
 			// beta's admin: refused in alpha; in beta, nothing of alpha.
@@ -233,6 +242,7 @@ func alphaState(t *testing.T, cs *mcp.ClientSession, annID, revID string) map[st
 		"thread":      get("get_annotation", map[string]any{"annotation_id": annID}),
 		"threads":     get("list_annotations", map[string]any{"doc_path": "Secret.md"}),
 		"review":      get("get_review", map[string]any{"review_id": revID}),
+		"trash":       get("list_trash", map[string]any{}),
 	}
 }
 
@@ -277,7 +287,8 @@ func (rq restRequest) send(t *testing.T, base, token string) (int, string) {
 // wildcards filled with alpha's page, attachment, thread and review, each
 // page sub-resource and action, and a body that would succeed for a caller
 // allowed to make it.
-func restRequests(routes []string, annID, revID, attPath string) []restRequest {
+func restRequests(routes []string, ids map[string]string, attPath string) []restRequest {
+	annID := ids["annotations"]
 	var out []restRequest
 	for _, pattern := range routes {
 		method, path, _ := strings.Cut(pattern, " ")
@@ -312,15 +323,17 @@ func restRequests(routes []string, annID, revID, attPath string) []restRequest {
 				add(page(""), "", "")
 			}
 		case strings.Contains(path, "{id}"):
-			id := annID
-			if strings.Contains(path, "/reviews/") {
-				id = revID
+			// The collection names whose ID fills {id}: /api/reviews/{id} a review.
+			collection, _, _ := strings.Cut(strings.TrimPrefix(path, "/api/"), "/")
+			id := ids[collection]
+			if id == "" {
+				id = "unknown" // a collection the sweep has no seed for: auth is still checked
 			}
 			p := strings.Replace(path, "{id}", id, 1)
 			switch method {
 			case http.MethodPatch:
 				add(p, `{"status":"resolved"}`, "")
-				if id == annID {
+				if collection == "annotations" {
 					add(p, `{"content":"taken"}`, "")
 				} else {
 					add(p, `{"status":"completed"}`, "")
