@@ -44,6 +44,10 @@ func TestReliabilityCrash(t *testing.T) {
 			lost += verifyAcks(t, srv, acks)
 			srv.kill(t) // the next round starts from a crash too
 		}
+		// A round that acknowledged nothing proves nothing.
+		if writes < rounds*writersPerRound {
+			t.Errorf("%d writes acknowledged over %d rounds: the writers did not get going before the kills", writes, rounds)
+		}
 		srv.restart(t)
 		acks, sent := crashStdio(t, srv, rng.IntN(40)+5)
 		lost += verifyAcks(t, srv, acks)
@@ -52,6 +56,8 @@ func TestReliabilityCrash(t *testing.T) {
 		report(t, "crash/"+string(e), "kills_during_writes", rounds, "stdio_kills", 1, "acknowledged", writes+len(acks), "stdio_sent", sent, "lost", lost)
 	})
 }
+
+const writersPerRound = 8
 
 // crashAck is a write the server acknowledged.
 type crashAck struct {
@@ -64,7 +70,7 @@ type crashAck struct {
 // SIGKILL after delay; it returns the writes acknowledged before the kill.
 func crashRound(t *testing.T, srv *server, token string, round int, delay time.Duration) []crashAck {
 	t.Helper()
-	const writers = 8
+	const writers = writersPerRound
 	var (
 		mu   sync.Mutex
 		acks []crashAck
@@ -93,13 +99,13 @@ func crashRound(t *testing.T, srv *server, token string, round int, delay time.D
 				content := fmt.Sprintf("# Writer %d\n\nround %d, write %d, %s\n", w, round, j, strings.Repeat("durable ", j%50))
 				var rev float64
 				if cs == nil {
-					status, b, err := do("PUT", srv.URL+"/api/pages/"+escapePath(path), token, mustJSON(map[string]any{"content": content}))
+					status, b, err := do("PUT", srv.URL+"/api/pages/"+escapePath(path), token, mustJSON(map[string]any{"content": content, "overwrite": true}))
 					if err != nil || status >= 300 {
 						return // the server is gone: the kill came
 					}
 					rev, _ = jsonBody(b)["revision"].(float64)
 				} else {
-					m, code, err := mcpCaller{cs, "http"}.call("write_page", map[string]any{"path": path, "content": content})
+					m, code, err := mcpCaller{cs, "http"}.call("write_page", map[string]any{"path": path, "content": content, "overwrite": true})
 					if err != nil || code != "" {
 						return
 					}
