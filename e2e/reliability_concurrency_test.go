@@ -639,7 +639,11 @@ func TestReliabilityConcurrencyInProcess(t *testing.T) {
 				t.Errorf("acknowledged write of %s: %v %q", p, err, res.Content)
 			}
 		}
-		report(t, "concurrency-in-process/"+string(e), "pages", n, "in_flight", inFlight, "calls", calls.Load(),
+		name := "concurrency-in-process/" + string(e)
+		if raceBuild {
+			name += "/race"
+		}
+		report(t, name, "pages", n, "in_flight", inFlight, "calls", calls.Load(),
 			"unanswered", unanswered.Load(), "refused", refused.Load(), "acknowledged", len(written), "lost", lost)
 	})
 }

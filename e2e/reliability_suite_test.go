@@ -20,6 +20,9 @@ import (
 // (ATRIUM_RELIABILITY=full), and report their figures as RELIABILITY lines
 // that the make target gathers into a summary.
 
+// raceBuild is set when the tests are built with -race.
+var raceBuild bool
+
 // reliabilityFull reports whether the fuller variants run.
 func reliabilityFull() bool { return os.Getenv("ATRIUM_RELIABILITY") == "full" }
 
