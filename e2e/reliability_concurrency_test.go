@@ -554,6 +554,9 @@ func parallelHTTPSearches(t *testing.T, srv *server, engine string, n int) {
 // in-memory sessions, on both engines.
 func TestReliabilityConcurrencyInProcess(t *testing.T) {
 	n := sized(1500, 3000)
+	if raceBuild {
+		n = 600 // -race is after data races, which any concurrent searches show; the import is its cost
+	}
 	eachEngine(t, func(t *testing.T, e store.Engine, _ string) {
 		db := storetest.MustOpen(t, e, nil)
 		actor := identitytest.Agent(t, identitytest.New(t, db), "racer", "")

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -28,8 +29,8 @@ const (
 // registry (tools/list) and the REST router (api.Routes), so that a new tool or
 // route is covered without anyone adding it here. Each is tried, aimed at
 // workspace alpha's data, by four callers who may not have it: an admin of
-// workspace beta, a reader of alpha (writes), a revoked token of alpha, and
-// an anonymous caller. Each is refused or shown only what that caller may
+// workspace beta, a reader of alpha (writes), a revoked token of alpha, an
+// anonymous caller, and alpha's admin token sent under a wrong scheme. Each is refused or shown only what that caller may
 // see, and alpha is unchanged after all of it.
 func TestReliabilityIsolation(t *testing.T) {
 	eachEngine(t, func(t *testing.T, e store.Engine, db string) {
@@ -132,6 +133,14 @@ func TestReliabilityIsolation(t *testing.T) {
 				bad("%s by a reader of alpha: %+v", name, res.StructuredContent)
 			}
 
+			// A valid token under another scheme is no credential at all.
+			for _, auth := range malformedAuth(alice) {
+				if st := rawPost(t, srv.URL+"/w/alpha/mcp", "", mergeHeaders(mcpHeaders, map[string]string{"Authorization": auth}), body).StatusCode; st != http.StatusUnauthorized {
+					bad("%s with Authorization %.12q…: status %d, want 401", name, auth, st)
+				}
+				tried++
+			}
+
 			// Revoked and anonymous callers get nothing.
 			for who, token := range map[string]string{"a revoked token": rex, "an anonymous caller": ""} {
 				for _, path := range []string{"/mcp", "/w/alpha/mcp"} {
@@ -173,12 +182,24 @@ func TestReliabilityIsolation(t *testing.T) {
 				}
 			}
 			tried += 7
+			for _, auth := range malformedAuth(alice) {
+				if st, b := rq.sendAuth(t, srv.URL+"/w/alpha", auth); st != http.StatusUnauthorized {
+					bad("%s /w/alpha%s with Authorization %.12q…: %d %.300s, want 401", rq.method, rq.path, auth, st, b)
+				}
+				tried++
+			}
 		}
 		if diff := cmp.Diff(before, alphaState(t, as, annID, revID)); diff != "" {
 			bad("alpha changed during the sweep (-before +after):\n%s", diff)
 		}
 		report(t, "isolation/"+string(e), "tools", len(tools), "routes", len(routes), "requests", len(requests), "attempts", tried, "not_refused_or_leaked", failed)
 	})
+}
+
+// malformedAuth is a valid token sent the ways a client gets wrong: without
+// a scheme, or under a scheme other than Bearer.
+func malformedAuth(token string) []string {
+	return []string{token, "Token " + token, "Basic " + base64.StdEncoding.EncodeToString([]byte("alice:"+token)), "Bearer", "Bearer  "}
 }
 
 // attachmentPath finds the path add_attachment answered with.
@@ -254,6 +275,16 @@ type restRequest struct {
 
 func (rq restRequest) send(t *testing.T, base, token string) (int, string) {
 	t.Helper()
+	auth := ""
+	if token != "" {
+		auth = "Bearer " + token
+	}
+	return rq.sendAuth(t, base, auth)
+}
+
+// sendAuth sends the request with this Authorization header (none if empty).
+func (rq restRequest) sendAuth(t *testing.T, base, auth string) (int, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), answerBound)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, rq.method, base+rq.path, strings.NewReader(rq.body))
@@ -263,8 +294,8 @@ func (rq restRequest) send(t *testing.T, base, token string) (int, string) {
 	if rq.contentType != "" {
 		req.Header.Set("Content-Type", rq.contentType)
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
