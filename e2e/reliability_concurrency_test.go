@@ -176,19 +176,20 @@ func mustJSON(v any) string {
 func mixedLoad(t *testing.T, srv *server, engine string) {
 	const inFlight = 64
 	ops := sized(4, 12) // calls per worker after its first write
-	writer := srv.createToken(t, "loader", "default", "writer")
 	other := srv.createToken(t, "bystander", "default", "writer")
 
 	// Two stdio processes and four HTTP sessions (stateless and stateful)
-	// share the workers of their surface: many calls in flight on each.
+	// share the workers of their surface: many calls in flight on each. Each
+	// client is its own principal, as separate agents would be: the server
+	// may cap one caller's searches in progress.
 	var callers []caller
-	for range 2 {
-		callers = append(callers, mcpCaller{connectStdio(t, []string{"ATRIUM_AGENT=loader"}, srv.globalArgs()...), "stdio"})
+	for i := range 2 {
+		callers = append(callers, mcpCaller{connectStdio(t, []string{fmt.Sprintf("ATRIUM_AGENT=stdio-loader-%d", i)}, srv.globalArgs()...), "stdio"})
 	}
-	for _, v := range []string{"", "2025-11-25", "", "2025-11-25"} {
-		callers = append(callers, mcpCaller{connectHTTP(t, srv.MCP(), writer, v), "http"})
+	for i, v := range []string{"", "2025-11-25", "", "2025-11-25"} {
+		callers = append(callers, mcpCaller{connectHTTP(t, srv.MCP(), srv.createToken(t, fmt.Sprintf("http-loader-%d", i), "default", "writer"), v), "http"})
 	}
-	rest := restCaller{srv.URL, writer}
+	rests := []caller{restCaller{srv.URL, srv.createToken(t, "rest-loader-0", "default", "writer")}, restCaller{srv.URL, srv.createToken(t, "rest-loader-1", "default", "writer")}}
 
 	var (
 		mu        sync.Mutex
@@ -273,7 +274,7 @@ func mixedLoad(t *testing.T, srv *server, engine string) {
 	start := time.Now()
 	var wg sync.WaitGroup
 	for g := range inFlight {
-		var c caller = rest
+		c := rests[g%len(rests)]
 		if g%3 != 2 {
 			c = callers[g%len(callers)]
 		}
@@ -513,7 +514,7 @@ func parallelHTTPSearches(t *testing.T, srv *server, engine string, n int) {
 	for _, v := range []string{"", "2025-11-25", "", "2025-11-25"} {
 		sessions = append(sessions, connectHTTP(t, srv.MCP(), srv.AdminToken, v))
 	}
-	var answered, failed atomic.Int64
+	var answered, refused, failed atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range n {
@@ -526,6 +527,7 @@ func parallelHTTPSearches(t *testing.T, srv *server, engine string, n int) {
 				t.Errorf("search %d: no answer: %v", i, err)
 			case code != "":
 				answered.Add(1)
+				refused.Add(1)
 				if !strings.HasPrefix(code, "unavailable") {
 					failed.Add(1)
 					t.Errorf("search %d: refused %s", i, code)
@@ -544,7 +546,7 @@ func parallelHTTPSearches(t *testing.T, srv *server, engine string, n int) {
 	if err := lightGet(srv.URL+"/api/access", srv.AdminToken); err != nil {
 		t.Errorf("a token check after %d parallel searches: %v", n, err)
 	}
-	report(t, "concurrency/"+engine+"/http-burst", "searches", n, "answered", answered.Load(), "failed", failed.Load(),
+	report(t, "concurrency/"+engine+"/http-burst", "searches", n, "answered", answered.Load(), "refused_unavailable", refused.Load(), "failed", failed.Load(),
 		"healthz_after", healthy, "seconds", fmt.Sprintf("%.1f", elapsed.Seconds()))
 }
 
