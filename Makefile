@@ -5,7 +5,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X github.com/atrium-hq/atrium.Version=$(VERSION)
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build test test-race bench lint conformance interop-deps clean
+.PHONY: build test test-race reliability bench lint conformance interop-deps clean
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/atrium
@@ -17,6 +17,28 @@ test:
 
 test-race:
 	$(GO) test -count=1 -race -timeout 30m ./...
+
+# The standing reliability suite, fuller variants: concurrency, crash
+# durability, isolation, resource hygiene (TestReliability…); the in-process
+# concurrency test under -race (its fast variant: the race build is the cost);
+# then the bounded fuzzing run when scripts/fuzz.sh exists. Ends with every
+# RELIABILITY line the tests logged. Bounded to fit in 5 minutes on 2 cores.
+RELIABILITY_LOG ?= $(or $(TMPDIR),/tmp)/atrium-reliability.log
+reliability:
+	@rm -f $(RELIABILITY_LOG) $(RELIABILITY_LOG).rc; \
+	{ ATRIUM_RELIABILITY=full $(GO) test -count=1 -v -timeout 8m -run 'TestReliability' ./... 2>&1; echo $$? >$(RELIABILITY_LOG).rc; } | tee $(RELIABILITY_LOG); \
+	status=$$(cat $(RELIABILITY_LOG).rc); \
+	{ $(GO) test -race -count=1 -v -timeout 5m -run 'TestReliabilityConcurrencyInProcess' ./e2e/ 2>&1; echo $$? >$(RELIABILITY_LOG).rc; } | tee -a $(RELIABILITY_LOG); \
+	[ "$$(cat $(RELIABILITY_LOG).rc)" = 0 ] || status=1; \
+	if [ -f scripts/fuzz.sh ]; then \
+		{ GO=$(GO) ATRIUM_RELIABILITY=full bash scripts/fuzz.sh 2>&1; echo $$? >$(RELIABILITY_LOG).rc; } | tee -a $(RELIABILITY_LOG); \
+		[ "$$(cat $(RELIABILITY_LOG).rc)" = 0 ] || status=1; \
+	fi; \
+	echo; echo "== reliability figures"; \
+	grep -o 'RELIABILITY .*' $(RELIABILITY_LOG) || echo "(no RELIABILITY lines)"; \
+	grep -E '^(--- FAIL|FAIL)' $(RELIABILITY_LOG) || true; \
+	rm -f $(RELIABILITY_LOG).rc; \
+	exit $$status
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...

@@ -33,22 +33,34 @@ const maxJSONBody = 8 << 20
 // Register mounts the routes on mux.
 func (h *Handler) Register(mux *http.ServeMux) {
 	for _, prefix := range []string{"", "/w/{workspace}"} {
-		route := func(pattern string, fn http.HandlerFunc) {
+		h.routes(func(pattern string, fn http.HandlerFunc) {
 			method, path, _ := strings.Cut(pattern, " ")
 			mux.Handle(method+" "+prefix+path, h.Auth.Browser(fn))
-		}
-		route("GET /api/pages", h.listPages)
-		route("GET /api/pages/{path...}", h.getPage)
-		route("PUT /api/pages/{path...}", h.putPage)
-		route("PATCH /api/pages/{path...}", h.patchPage)
-		route("DELETE /api/pages/{path...}", h.deletePage)
-		route("POST /api/pages/{path...}", h.postPage)
-		route("GET /api/search", h.search)
-		route("GET /api/tree", h.tree)
-		route("GET /api/attachments/{path...}", h.getAttachment)
-		h.registerReview(route)
-		h.registerTrash(route)
+		})
 	}
+}
+
+// Routes lists the patterns Register mounts ("GET /api/pages", …), each also
+// under /w/{workspace}: suites that must cover every route (the isolation
+// sweep) are built from it, not from a hand-kept list.
+func Routes() []string {
+	var out []string
+	(&Handler{}).routes(func(pattern string, _ http.HandlerFunc) { out = append(out, pattern) })
+	return out
+}
+
+func (h *Handler) routes(route func(pattern string, fn http.HandlerFunc)) {
+	route("GET /api/pages", h.listPages)
+	route("GET /api/pages/{path...}", h.getPage)
+	route("PUT /api/pages/{path...}", h.putPage)
+	route("PATCH /api/pages/{path...}", h.patchPage)
+	route("DELETE /api/pages/{path...}", h.deletePage)
+	route("POST /api/pages/{path...}", h.postPage)
+	route("GET /api/search", h.search)
+	route("GET /api/tree", h.tree)
+	route("GET /api/attachments/{path...}", h.getAttachment)
+	h.registerReview(route)
+	h.registerTrash(route)
 }
 
 // splitPage parses {path...} into the page path and what follows it:

@@ -82,7 +82,24 @@ var tokenRE = regexp.MustCompile(`atr_[A-Z0-9]+`)
 // folder (and db, if not empty) and stops it when t ends.
 func startServe(t testing.TB, db string, args ...string) *server {
 	t.Helper()
-	s := &server{DataDir: t.TempDir(), DB: db, stderr: &syncBuffer{}, done: make(chan error, 1)}
+	s := &server{DataDir: t.TempDir(), DB: db}
+	t.Cleanup(func() { s.stop(t) })
+	s.launch(t, args...)
+	return s
+}
+
+// restart starts the server again on the same data folder and db, after it
+// stopped or was killed; the admin token stays the one of the first start.
+func (s *server) restart(t testing.TB, args ...string) {
+	t.Helper()
+	s.launch(t, args...)
+}
+
+// launch starts the process and waits for its address (and, on a first start,
+// its admin token).
+func (s *server) launch(t testing.TB, args ...string) {
+	t.Helper()
+	s.stderr, s.done = &syncBuffer{}, make(chan error, 1)
 	full := append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)
 	s.cmd = exec.Command(binary, s.globalArgs(full...)...)
 	s.cmd.Env = cleanEnv()
@@ -95,7 +112,6 @@ func startServe(t testing.TB, db string, args ...string) *server {
 		t.Fatal(err)
 	}
 	go func() { s.done <- s.cmd.Wait() }()
-	t.Cleanup(func() { s.stop(t) })
 	lines := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -113,6 +129,9 @@ func startServe(t testing.TB, db string, args ...string) *server {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("atrium serve did not start\n%s", s.stderr)
 	}
+	if s.AdminToken != "" {
+		return
+	}
 	// The first-start banner goes to stderr just before the stdout line; give
 	// the pipe a moment to deliver it.
 	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
@@ -120,7 +139,18 @@ func startServe(t testing.TB, db string, args ...string) *server {
 			break
 		}
 	}
-	return s
+}
+
+// kill ends the server with SIGKILL, as a crash would, and waits for it.
+func (s *server) kill(t testing.TB) {
+	t.Helper()
+	s.cmd.Process.Kill()
+	select {
+	case err := <-s.done:
+		s.done <- err
+	case <-time.After(20 * time.Second):
+		t.Fatalf("atrium serve did not die on SIGKILL")
+	}
 }
 
 func (s *server) globalArgs(args ...string) []string {
@@ -133,7 +163,7 @@ func (s *server) globalArgs(args ...string) []string {
 
 // stop sends SIGTERM and waits for a clean exit.
 func (s *server) stop(t testing.TB) {
-	if s.cmd.ProcessState != nil {
+	if s.cmd == nil || s.cmd.ProcessState != nil {
 		return
 	}
 	s.cmd.Process.Signal(syscall.SIGTERM)

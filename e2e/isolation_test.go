@@ -47,33 +47,7 @@ func TestEveryToolStaysInItsWorkspace(t *testing.T) {
 	if annID == "" || revID == "" {
 		t.Fatalf("seed alpha's review: %v %v", thread.Content, rev.Content)
 	}
-	// Arguments that aim every tool at alpha's data, by path, ID or content.
-	aim := map[string]map[string]any{
-		"list_annotations":      {"doc_path": "Secret.md"},
-		"get_annotation":        {"annotation_id": annID},
-		"create_annotation":     {"parent_id": annID, "content": "beta replies"},
-		"edit_annotation":       {"annotation_id": annID, "content": "beta edits"},
-		"resolve_annotation":    {"annotation_id": annID},
-		"reopen_annotation":     {"annotation_id": annID},
-		"delete_annotation":     {"annotation_id": annID},
-		"submit_review":         {"doc_path": "Secret.md"},
-		"list_reviews":          {"doc_path": "Secret.md"},
-		"get_review":            {"review_id": revID},
-		"complete_review":       {"review_id": revID},
-		"read_page":             {"path": "Secret.md"},
-		"get_page_links":        {"path": "Secret.md"},
-		"list_page_revisions":   {"path": "Secret.md"},
-		"restore_page_revision": {"path": "Secret.md", "revision": 1},
-		"edit_page":             {"path": "Secret.md", "operations": []map[string]any{{"op": "append", "text": "beta was here"}}},
-		"move_page":             {"source_path": "Secret.md", "destination_path": "Stolen.md"},
-		"delete_page":           {"path": "Secret.md"},
-		"add_attachment":        {"page_path": "Secret.md", "file_name": "x.txt", "content_base64": "eA=="},
-		"search_pages":          {"query": "alice-marker plans secret"},
-		"list_pages":            {"include_private": true, "depth": 10},
-		"get_tree":              {"include_metadata": true},
-		"create_page":           {"title": "Secret Copy"},
-		"write_page":            {"path": "Notes.md", "content": "beta's own page"},
-	}
+	aim := aimAt("Secret.md", annID, revID)
 
 	betaSession := connectHTTP(t, srv.URL+"/mcp", bob, "")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -151,4 +125,36 @@ func readPage(t *testing.T, cs *mcp.ClientSession, path string) map[string]any {
 		t.Fatalf("read %s: %+v", path, res.Content)
 	}
 	return structured(t, res)
+}
+
+// aimAt is, for each tool, arguments that aim it at a page, its thread and
+// its review, by path, ID or content. Tools missing here are called with no
+// arguments.
+func aimAt(page, annID, revID string) map[string]map[string]any {
+	return map[string]map[string]any{
+		"list_annotations":      {"doc_path": page},
+		"get_annotation":        {"annotation_id": annID},
+		"create_annotation":     {"parent_id": annID, "content": "beta replies"},
+		"edit_annotation":       {"annotation_id": annID, "content": "beta edits"},
+		"resolve_annotation":    {"annotation_id": annID},
+		"reopen_annotation":     {"annotation_id": annID},
+		"delete_annotation":     {"annotation_id": annID},
+		"submit_review":         {"doc_path": page},
+		"list_reviews":          {"doc_path": page},
+		"get_review":            {"review_id": revID},
+		"complete_review":       {"review_id": revID},
+		"read_page":             {"path": page},
+		"get_page_links":        {"path": page},
+		"list_page_revisions":   {"path": page},
+		"restore_page_revision": {"path": page, "revision": 1},
+		"edit_page":             {"path": page, "operations": []map[string]any{{"op": "append", "text": "beta was here"}}},
+		"move_page":             {"source_path": page, "destination_path": "Stolen.md"},
+		"delete_page":           {"path": page},
+		"add_attachment":        {"page_path": page, "file_name": "x.txt", "content_base64": "eA=="},
+		"search_pages":          {"query": "alice-marker plans secret"},
+		"list_pages":            {"include_private": true, "depth": 10},
+		"get_tree":              {"include_metadata": true},
+		"create_page":           {"title": "Secret Copy"},
+		"write_page":            {"path": "Notes.md", "content": "beta's own page"},
+	}
 }

@@ -1,0 +1,392 @@
+package e2e
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/atrium-hq/atrium/api"
+	"github.com/atrium-hq/atrium/store"
+)
+
+// Markers of what only alpha's members may see: a private page's words, and
+// words a public page had while it was still private.
+const (
+	privateMarker = "alice-marker"
+	earlyMarker   = "alice-early-marker"
+)
+
+// TestReliabilityIsolation is the isolation sweep, generated from the tool
+// registry (tools/list) and the REST router (api.Routes), so that a new tool or
+// route is covered without anyone adding it here. Each is tried, aimed at
+// workspace alpha's data, by four callers who may not have it: an admin of
+// workspace beta, a reader of alpha (writes), a revoked token of alpha, an
+// anonymous caller, and alpha's admin token sent under a wrong scheme. Each is refused or shown only what that caller may
+// see, and alpha is unchanged after all of it.
+func TestReliabilityIsolation(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e store.Engine, db string) {
+		srv := startServe(t, db)
+		for _, ws := range []string{"alpha", "beta"} {
+			if _, errOut, code := srv.cli(t, nil, "workspace", "create", ws); code != 0 {
+				t.Fatal(errOut)
+			}
+		}
+		alice := srv.createToken(t, "alice", "alpha", "admin")
+		bob := srv.createToken(t, "bob", "beta", "admin")
+		rita := srv.createToken(t, "rita", "alpha", "reader")
+		rex := srv.createToken(t, "rex", "alpha", "writer")
+
+		as := connectHTTP(t, srv.URL+"/w/alpha/mcp", alice, "2025-11-25")
+		mustOK := func(tool string, args map[string]any) map[string]any {
+			t.Helper()
+			res := callTool(t, as, tool, args)
+			if res.IsError {
+				t.Fatalf("seed alpha: %s: %+v", tool, res.StructuredContent)
+			}
+			return structured(t, res)
+		}
+		mustOK("write_page", map[string]any{"path": "Secret.md", "content": "# Secret\n\n" + privateMarker + " plans, see [[Public]].\n"})
+		// Public.md was private at revision 1.
+		mustOK("write_page", map[string]any{"path": "Public.md", "content": "# Public\n\n" + earlyMarker + " draft.\n"})
+		mustOK("write_page", map[string]any{"path": "Public.md", "base_revision": 1, "content": "---\naccess: public\n---\n# Public\n\nopen notes.\n"})
+		att := mustOK("add_attachment", map[string]any{"page_path": "Secret.md", "file_name": "s.txt", "content_base64": "YWxpY2UtbWFya2Vy"})
+		thread := mustOK("create_annotation", map[string]any{"doc_path": "Secret.md", "section": "Secret", "content": privateMarker + " thread"})
+		annID, _ := thread["annotation"].(map[string]any)["id"].(string)
+		rv := mustOK("submit_review", map[string]any{"doc_path": "Secret.md"})
+		revID, _ := rv["review"].(map[string]any)["id"].(string)
+		attPath := attachmentPath(att)
+		// A deleted page waits in the trash, with its private words.
+		mustOK("write_page", map[string]any{"path": "Trashed.md", "content": "# Trashed\n\n" + privateMarker + " old plans.\n"})
+		mustOK("delete_page", map[string]any{"path": "Trashed.md"})
+		var trashID string
+		if pages, _ := mustOK("list_trash", nil)["pages"].([]any); len(pages) == 1 {
+			trashID, _ = pages[0].(map[string]any)["page_id"].(string)
+		}
+		if annID == "" || revID == "" || attPath == "" || trashID == "" {
+			t.Fatalf("seed alpha: thread %v, review %v, attachment %v, trash %q", thread, rv, att, trashID)
+		}
+		// rex's token worked before it was revoked.
+		rexSession := connectHTTP(t, srv.URL+"/w/alpha/mcp", rex, "")
+		callTool(t, rexSession, "whoami", nil)
+		revokeToken(t, srv, "rex")
+		before := alphaState(t, as, annID, revID)
+
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		var tools []*mcp.Tool
+		for tool, err := range as.Tools(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			tools = append(tools, tool)
+		}
+		aim := aimAt("Secret.md", annID, revID)
+		aim["restore_page"] = map[string]any{"page_id": trashID}
+		aim["purge_page"] = map[string]any{"page_id": trashID}
+		bobSession := connectHTTP(t, srv.URL+"/mcp", bob, "")
+		ritaSession := connectHTTP(t, srv.URL+"/w/alpha/mcp", rita, "")
+		tried, failed := 0, 0
+		bad := func(format string, args ...any) {
+			t.Helper()
+			failed++
+			t.Errorf(format, args...)
+		}
+		for _, tool := range tools {
+			name := tool.Name
+			args := aim[name]
+			if args == nil {
+				args = map[string]any{}
+			}
+			body := mustJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": name, "arguments": args}})
+			mcpHeaders := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call"}
+
+			// Cross-workspace: beta's admin sees nothing of alpha in beta and
+			// cannot reach alpha's server.
+			res := callTool(t, bobSession, name, args)
+			tried++
+			if b, _ := json.Marshal(res); strings.Contains(string(b), privateMarker) || strings.Contains(string(b), "alpha") {
+				bad("%s shows workspace alpha to beta's admin: %s", name, b)
+			}
+			if st := rawPost(t, srv.URL+"/w/alpha/mcp", bob, mcpHeaders, body).StatusCode; st != http.StatusForbidden {
+				bad("%s on alpha by beta's admin: status %d, want 403", name, st)
+			}
+			tried++
+
+			// Wrong role: a reader may call what changes nothing, and nothing
+			// else.
+			res = callTool(t, ritaSession, name, args)
+			tried++
+			if !tool.Annotations.ReadOnlyHint {
+				if m, _ := asMap(res.StructuredContent); !res.IsError || m["code"] != "permission_denied" {
+					bad("%s (changes things) by a reader of alpha: %+v, want permission_denied", name, res.StructuredContent)
+				}
+			} else if m, _ := asMap(res.StructuredContent); res.IsError && m["code"] == "internal" {
+				bad("%s by a reader of alpha: %+v", name, res.StructuredContent)
+			}
+
+			// A valid token under another scheme is no credential at all.
+			for _, auth := range malformedAuth(alice) {
+				if st := rawPost(t, srv.URL+"/w/alpha/mcp", "", mergeHeaders(mcpHeaders, map[string]string{"Authorization": auth}), body).StatusCode; st != http.StatusUnauthorized {
+					bad("%s with Authorization %.12q…: status %d, want 401", name, auth, st)
+				}
+				tried++
+			}
+
+			// Revoked and anonymous callers get nothing.
+			for who, token := range map[string]string{"a revoked token": rex, "an anonymous caller": ""} {
+				for _, path := range []string{"/mcp", "/w/alpha/mcp"} {
+					if st := rawPost(t, srv.URL+path, token, mcpHeaders, body).StatusCode; st != http.StatusUnauthorized {
+						bad("%s by %s at %s: status %d, want 401", name, who, path, st)
+					}
+					tried++
+				}
+			}
+		}
+
+		routes := api.Routes()
+		requests := restRequests(routes, map[string]string{"annotations": annID, "reviews": revID, "trash": trashID}, attPath)
+		for _, rq := range requests {
+			write := rq.method != http.MethodGet
+			// beta's admin: refused in alpha; in beta, nothing of alpha.
+			if st, b := rq.send(t, srv.URL+"/w/alpha", bob); st != http.StatusForbidden {
+				bad("%s /w/alpha%s by beta's admin: %d %s, want 403", rq.method, rq.path, st, b)
+			}
+			if st, b := rq.send(t, srv.URL, bob); strings.Contains(b, privateMarker) || (st < 300 && strings.Contains(b, "alpha")) {
+				bad("%s %s by beta's admin shows alpha: %d %s", rq.method, rq.path, st, b)
+			}
+			// alpha's reader: reads, never writes.
+			for _, base := range []string{srv.URL, srv.URL + "/w/alpha"} {
+				if st, b := rq.send(t, base, rita); write && st != http.StatusForbidden {
+					bad("%s %s by a reader of alpha: %d %s, want 403", rq.method, rq.path, st, b)
+				}
+				// revoked: nothing at all.
+				if st, b := rq.send(t, base, rex); st != http.StatusUnauthorized {
+					bad("%s %s by a revoked token: %d %s, want 401", rq.method, rq.path, st, b)
+				}
+				// anonymous: public pages only, and no writes.
+				st, b := rq.send(t, base, "")
+				if strings.Contains(b, privateMarker) || strings.Contains(b, earlyMarker) || strings.Contains(b, "YWxpY2UtbWFya2Vy") {
+					bad("%s %s%s shows an anonymous caller what only members may see: %d %s", rq.method, strings.TrimPrefix(base, srv.URL), rq.path, st, b)
+				}
+				if write && st != http.StatusUnauthorized && st != http.StatusForbidden {
+					bad("%s %s by an anonymous caller: %d %s, want 401 or 403", rq.method, rq.path, st, b)
+				}
+			}
+			tried += 7
+			for _, auth := range malformedAuth(alice) {
+				if st, b := rq.sendAuth(t, srv.URL+"/w/alpha", auth); st != http.StatusUnauthorized {
+					bad("%s /w/alpha%s with Authorization %.12q…: %d %.300s, want 401", rq.method, rq.path, auth, st, b)
+				}
+				tried++
+			}
+		}
+		if diff := cmp.Diff(before, alphaState(t, as, annID, revID)); diff != "" {
+			bad("alpha changed during the sweep (-before +after):\n%s", diff)
+		}
+		report(t, "isolation/"+string(e), "tools", len(tools), "routes", len(routes), "requests", len(requests), "attempts", tried, "not_refused_or_leaked", failed)
+	})
+}
+
+// malformedAuth is a valid token sent the ways a client gets wrong: without
+// a scheme, or under a scheme other than Bearer.
+func malformedAuth(token string) []string {
+	return []string{token, "Token " + token, "Basic " + base64.StdEncoding.EncodeToString([]byte("alice:"+token)), "Bearer", "Bearer  "}
+}
+
+// attachmentPath finds the path add_attachment answered with.
+func attachmentPath(m map[string]any) string {
+	for _, k := range []string{"path", "attachment_path"} {
+		if p, ok := m[k].(string); ok {
+			return p
+		}
+	}
+	if a, ok := m["attachment"].(map[string]any); ok {
+		p, _ := a["path"].(string)
+		return p
+	}
+	return ""
+}
+
+var tokenIDRE = regexp.MustCompile(`(?m)^(\d+)\s+(\S+)\s`)
+
+// revokeToken revokes every token of handle.
+func revokeToken(t *testing.T, srv *server, handle string) {
+	t.Helper()
+	out, errOut, code := srv.cli(t, nil, "token", "list", "--principal", handle)
+	if code != 0 {
+		t.Fatal(errOut)
+	}
+	n := 0
+	for _, m := range tokenIDRE.FindAllStringSubmatch(out, -1) {
+		if m[2] != handle {
+			continue
+		}
+		if _, errOut, code := srv.cli(t, nil, "token", "revoke", m[1]); code != 0 {
+			t.Fatal(errOut)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatalf("no token of %s to revoke in:\n%s", handle, out)
+	}
+}
+
+// alphaState is what the sweep must leave as it was: the pages, their
+// histories, the thread and the review, as alpha's admin sees them.
+func alphaState(t *testing.T, cs *mcp.ClientSession, annID, revID string) map[string]any {
+	t.Helper()
+	get := func(tool string, args map[string]any) any {
+		res := callTool(t, cs, tool, args)
+		if res.IsError {
+			t.Fatalf("%s: %+v", tool, res.Content)
+		}
+		m := structured(t, res)
+		for _, volatile := range []string{"protocol_version"} {
+			delete(m, volatile)
+		}
+		return m
+	}
+	return map[string]any{
+		"secret":      get("read_page", map[string]any{"path": "Secret.md"}),
+		"public":      get("read_page", map[string]any{"path": "Public.md"}),
+		"secret_revs": get("list_page_revisions", map[string]any{"path": "Secret.md"}),
+		"pages":       get("list_pages", map[string]any{"include_private": true, "depth": 10}),
+		"thread":      get("get_annotation", map[string]any{"annotation_id": annID}),
+		"threads":     get("list_annotations", map[string]any{"doc_path": "Secret.md"}),
+		"review":      get("get_review", map[string]any{"review_id": revID}),
+		"trash":       get("list_trash", map[string]any{}),
+	}
+}
+
+// restRequest is one request a route pattern stands for, aimed at alpha's
+// data.
+type restRequest struct {
+	method, path, body, contentType string
+}
+
+func (rq restRequest) send(t *testing.T, base, token string) (int, string) {
+	t.Helper()
+	auth := ""
+	if token != "" {
+		auth = "Bearer " + token
+	}
+	return rq.sendAuth(t, base, auth)
+}
+
+// sendAuth sends the request with this Authorization header (none if empty).
+func (rq restRequest) sendAuth(t *testing.T, base, auth string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), answerBound)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, rq.method, base+rq.path, strings.NewReader(rq.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rq.contentType != "" {
+		req.Header.Set("Content-Type", rq.contentType)
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", rq.method, rq.path, err)
+	}
+	defer res.Body.Close()
+	var b strings.Builder
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := res.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil || b.Len() > 1<<20 {
+			break
+		}
+	}
+	return res.StatusCode, b.String()
+}
+
+// restRequests turns each route pattern into the requests it stands for:
+// wildcards filled with alpha's page, attachment, thread and review, each
+// page sub-resource and action, and a body that would succeed for a caller
+// allowed to make it.
+func restRequests(routes []string, ids map[string]string, attPath string) []restRequest {
+	annID := ids["annotations"]
+	var out []restRequest
+	for _, pattern := range routes {
+		method, path, _ := strings.Cut(pattern, " ")
+		add := func(p, body, ct string) {
+			if body != "" && ct == "" {
+				ct = "application/json"
+			}
+			out = append(out, restRequest{method, p, body, ct})
+		}
+		switch {
+		case strings.HasPrefix(path, "/api/attachments/"):
+			add(strings.Replace(path, "{path...}", attPath, 1), "", "")
+		case strings.Contains(path, "{path...}"):
+			page := func(sub string) string { return strings.Replace(path, "{path...}", "Secret.md"+sub, 1) }
+			switch method {
+			case http.MethodGet:
+				add(page(""), "", "")
+				add(page("?revision=1"), "", "")
+				add(strings.Replace(path, "{path...}", "Public.md?revision=1", 1), "", "")
+				add(strings.Replace(path, "{path...}", "Public.md/revisions", 1), "", "")
+				add(page("/links"), "", "")
+				add(page("/revisions"), "", "")
+			case http.MethodPut:
+				add(page(""), `{"content":"# Taken\n"}`, "")
+			case http.MethodPatch:
+				add(page(""), `{"operations":[{"op":"append","text":"taken"}]}`, "")
+			case http.MethodPost:
+				add(page("/move"), `{"destination_path":"Stolen.md"}`, "")
+				add(page("/restore"), `{"revision":1}`, "")
+				add(page("/attachments?name=x.txt"), "taken", "application/octet-stream")
+			default:
+				add(page(""), "", "")
+			}
+		case strings.Contains(path, "{id}"):
+			// The collection names whose ID fills {id}: /api/reviews/{id} a review.
+			collection, _, _ := strings.Cut(strings.TrimPrefix(path, "/api/"), "/")
+			id := ids[collection]
+			if id == "" {
+				id = "unknown" // a collection the sweep has no seed for: auth is still checked
+			}
+			p := strings.Replace(path, "{id}", id, 1)
+			switch method {
+			case http.MethodPatch:
+				add(p, `{"status":"resolved"}`, "")
+				if collection == "annotations" {
+					add(p, `{"content":"taken"}`, "")
+				} else {
+					add(p, `{"status":"completed"}`, "")
+				}
+			default:
+				add(p, "", "")
+			}
+		default:
+			switch method {
+			case http.MethodGet:
+				add(path+"?q=alice-marker+plans&include_private=true&depth=10&include_metadata=true&doc_path=Secret.md", "", "")
+			case http.MethodPost:
+				if strings.HasSuffix(path, "/annotations") {
+					add(path, `{"doc_path":"Secret.md","section":"Secret","content":"taken"}`, "")
+					add(path, fmt.Sprintf(`{"parent_id":%q,"content":"taken"}`, annID), "")
+				} else {
+					add(path, `{"doc_path":"Secret.md"}`, "")
+				}
+			default:
+				add(path, "", "")
+			}
+		}
+	}
+	return out
+}
