@@ -30,10 +30,10 @@ func Describe(err error) string {
 		switch got {
 		case "bool":
 			got = "true or false"
-		case "string", "number", "array":
+		case "string", "number":
 			got = "a " + got
-		case "object":
-			got = "an object"
+		case "array", "object":
+			got = "an " + got
 		}
 		if te.Field == "" {
 			return fmt.Sprintf("expected %s, got %s", Kind(te.Type), got)
