@@ -16,6 +16,7 @@ import (
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/authn"
 	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/internal/jsonerr"
 	"github.com/atrium-hq/atrium/review"
 )
 
@@ -42,7 +43,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 
 // Routes lists the patterns Register mounts ("GET /api/pages", …), each also
 // under /w/{workspace}: suites that must cover every route (the isolation
-// sweep) are built from it, not from a hand-kept list.
+// sweep, the error-wording sweep) are built from it, not from a hand-kept list.
 func Routes() []string {
 	var out []string
 	(&Handler{}).routes(func(pattern string, _ http.HandlerFunc) { out = append(out, pattern) })
@@ -100,7 +101,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 		if errors.Is(err, io.EOF) {
 			return atrium.Errorf(atrium.EInvalid, "the request body is empty; send a JSON object")
 		}
-		return atrium.Errorf(atrium.EInvalid, "invalid JSON body: %v", err)
+		return atrium.Errorf(atrium.EInvalid, "request body: %s", jsonerr.Describe(err))
 	}
 	return nil
 }

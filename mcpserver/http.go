@@ -69,8 +69,8 @@ func (s *Server) HTTP(opts HTTPOptions) *HTTPHandler {
 
 // Register mounts the MCP routes on mux.
 func (h *HTTPHandler) Register(mux *http.ServeMux) {
-	streamable := h.authenticated(http.HandlerFunc(h.serveStreamable))
-	sse := h.authenticated(h.sse)
+	streamable := h.authenticated(h.checked(http.HandlerFunc(h.serveStreamable)))
+	sse := h.authenticated(h.checked(h.sse))
 	mux.Handle("/mcp", streamable)
 	mux.Handle("/w/{workspace}/mcp", streamable)
 	mux.Handle("/mcp/sse", sse)

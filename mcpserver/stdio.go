@@ -1,9 +1,12 @@
 package mcpserver
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -12,14 +15,166 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Stdio is MCP over a client's stdin and stdout that answers every request
-// it has read before it ends. The SDK ends a session as soon as its input
-// does, dropping the calls still running: `atrium mcp < requests.jsonl`, or
-// a client that writes its last call and closes stdin, would get no answers,
-// and the calls might not run. Here the end of input waits until each
-// request read has been answered (or cancelled), or drain has passed.
+// Stdio is MCP over a client's stdin and stdout, one message per line, that
+// answers a bad line with a JSON-RPC error and goes on, and answers every
+// request it has read before its input ends.
+//
+// The SDK's own stdio transport ends the session on the first line it cannot
+// decode, without an answer; here lines are framed and checked by Atrium
+// (parseMessage) and only well-formed messages reach the SDK. The SDK also
+// ends a session as soon as its input does, dropping the calls still running:
+// `atrium mcp < requests.jsonl`, or a client that writes its last call and
+// closes stdin, would get no answers, and the calls might not run. Here the
+// end of input waits until each request read has been answered (or
+// cancelled), or drain has passed.
 func Stdio(r io.ReadCloser, w io.WriteCloser, drain time.Duration) mcp.Transport {
-	return &drainTransport{inner: &mcp.IOTransport{Reader: r, Writer: w}, drain: drain}
+	return &drainTransport{inner: &lineTransport{r: r, w: w, max: maxMessage}, drain: drain}
+}
+
+// lineTransport is newline-delimited JSON-RPC over r and w.
+type lineTransport struct {
+	r   io.ReadCloser
+	w   io.WriteCloser
+	max int // bytes in one line
+}
+
+func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
+	c := &lineConn{r: t.r, w: t.w, incoming: make(chan jsonrpc.Message), closed: make(chan struct{})}
+	go c.readLines(t.max)
+	return c, nil
+}
+
+// lineConn reads stdin in its own goroutine, so that Close unblocks a Read
+// waiting on a stdin that never closes, as the SDK's transport does.
+type lineConn struct {
+	r io.ReadCloser
+	w io.WriteCloser
+
+	writeMu sync.Mutex
+
+	incoming chan jsonrpc.Message // closed when input ends; readErr says why
+	readErr  error
+
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+func (c *lineConn) SessionID() string { return "" }
+
+func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case msg, ok := <-c.incoming:
+		if !ok {
+			return nil, c.readErr
+		}
+		return msg, nil
+	case <-c.closed:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return fmt.Errorf("encode message: %w", err)
+	}
+	return c.writeLine(data)
+}
+
+func (c *lineConn) writeLine(data []byte) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	_, err := c.w.Write(append(data, '\n'))
+	return err
+}
+
+func (c *lineConn) Close() error {
+	var err error
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		err = errors.Join(c.r.Close(), c.w.Close())
+	})
+	return err
+}
+
+// readLines frames input into lines of at most max bytes, answers the bad
+// ones and hands the rest on, until input ends or the connection closes.
+func (c *lineConn) readLines(max int) {
+	defer close(c.incoming)
+	br := bufio.NewReaderSize(c.r, 64<<10)
+	var line []byte
+	for {
+		var tooLong bool
+		var readErr, err error
+		line, tooLong, readErr = readLine(br, max, line[:0])
+		switch {
+		case tooLong:
+			err = c.answer(reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "invalid request: the message is longer than %d bytes", max))
+		case len(bytes.TrimSpace(line)) > 0:
+			err = c.handle(line)
+		}
+		if err == nil {
+			err = readErr
+		}
+		if err != nil {
+			c.readErr = err
+			return
+		}
+	}
+}
+
+// readLine appends the next line of br to buf, without its newline. A line
+// longer than max is read to its end but not kept: tooLong.
+func readLine(br *bufio.Reader, max int, buf []byte) (line []byte, tooLong bool, err error) {
+	for {
+		var chunk []byte
+		chunk, err = br.ReadSlice('\n')
+		chunk = bytes.TrimSuffix(chunk, []byte("\n"))
+		if !tooLong && len(buf)+len(chunk) > max {
+			tooLong, buf = true, buf[:0]
+		}
+		if !tooLong {
+			buf = append(buf, chunk...)
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return buf, tooLong, err
+		}
+	}
+}
+
+// handle answers a bad line, or hands its message on.
+func (c *lineConn) handle(line []byte) error {
+	if checkJSON(line) == nil && isBatch(line) {
+		return c.writeJSON(parseBatch(line))
+	}
+	msg, r := parseMessage(line)
+	if r != nil {
+		if r.quiet {
+			return nil
+		}
+		return c.answer(r)
+	}
+	select {
+	case c.incoming <- msg:
+		return nil
+	case <-c.closed:
+		return io.EOF
+	}
+}
+
+func (c *lineConn) answer(r *rejection) error { return c.writeJSON(r.response()) }
+
+func (c *lineConn) writeJSON(v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return c.writeLine(data)
 }
 
 type drainTransport struct {

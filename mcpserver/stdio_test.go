@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -89,4 +91,44 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// A last line without its newline, CRLF line ends and blank lines are
+// framed as a client means them.
+func TestStdioFramesLooseLineEnds(t *testing.T) {
+	actor := mustActor(t)
+	srv, err := mcpserver.New(mcpserver.Config{Actor: actor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	in := strings.ReplaceAll(initLines, "\n", "\r\n") + "\r\n\r\n  \n" + `{"jsonrpc":"2.0","id":"last","method":"ping"}`
+	var out strings.Builder
+	w := &lockedWriter{w: &out}
+	if err := srv.ForWorkspace(actor.Workspace).Run(context.Background(), mcpserver.Stdio(io.NopCloser(strings.NewReader(in)), w, 10*time.Second)); err != nil && !errors.Is(err, io.EOF) {
+		t.Fatal(err)
+	}
+	got := w.String()
+	if !strings.Contains(got, `"id":1,"result"`) || !strings.Contains(got, `"id":"last","result"`) || strings.Contains(got, `"error"`) {
+		t.Fatalf("got:\n%s", got)
+	}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *strings.Builder
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) Close() error { return nil }
+
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.String()
 }

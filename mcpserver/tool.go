@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/internal/jsonerr"
 )
 
 // A Tool is one MCP tool as data: its definition (with the schemas inferred from
@@ -164,17 +165,17 @@ func decodeArgs[In any](raw json.RawMessage, schema *jsonschema.Resolved) (In, e
 		}
 	}
 	if err := schema.ApplyDefaults(&args); err != nil {
-		return in, atrium.Errorf(atrium.EInvalid, "invalid arguments: %v", err)
+		return in, atrium.Errorf(atrium.EInvalid, "invalid arguments: %s", describeInvalid(err))
 	}
 	if err := schema.Validate(&args); err != nil {
-		return in, atrium.Errorf(atrium.EInvalid, "invalid arguments: %v", err)
+		return in, atrium.Errorf(atrium.EInvalid, "invalid arguments: %s", describeInvalid(err))
 	}
 	b, err := json.Marshal(args)
-	if err == nil {
-		err = json.Unmarshal(b, &in)
-	}
 	if err != nil {
-		return in, atrium.Errorf(atrium.EInvalid, "invalid arguments: %v", err)
+		return in, atrium.Errorf(atrium.EInvalid, "invalid arguments: %s", jsonerr.Describe(err))
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return in, atrium.Errorf(atrium.EInvalid, "invalid arguments: %s", jsonerr.Describe(err))
 	}
 	return in, nil
 }
