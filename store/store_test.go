@@ -293,3 +293,28 @@ func TestReadTransactionsNeedNoSecondConnection(t *testing.T) {
 		}
 	})
 }
+
+// Under load a ping waits for a connection behind the very calls it is asked
+// about; a database that is answering them is healthy.
+func TestPingAnswersWhileEveryConnectionIsBusy(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		db := storetest.MustOpen(t, e, &store.Options{Conns: 1})
+		ctx := context.Background()
+		if err := db.View(ctx, func(tx *store.Tx) error { _, err := tx.SearchStats(ctx, 1); return err }); err != nil {
+			t.Fatal(err)
+		}
+		held, release := make(chan struct{}), make(chan struct{})
+		go db.View(ctx, func(*store.Tx) error {
+			close(held)
+			<-release
+			return nil
+		})
+		defer close(release)
+		<-held
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := db.Ping(pctx); err != nil {
+			t.Fatalf("ping while the only connection is busy: %v", err)
+		}
+	})
+}
