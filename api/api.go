@@ -15,15 +15,15 @@ import (
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/authn"
-	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/internal/jsonerr"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
 )
 
 // Handler serves /api/… (and /w/{workspace}/api/…).
 type Handler struct {
 	Auth   *authn.Authenticator
-	Docs   *docs.Service
+	Docs   *pages.Service
 	Review *review.Service
 	Logger *slog.Logger
 }

@@ -14,9 +14,9 @@ import (
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/api"
 	"github.com/atrium-hq/atrium/authn"
-	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/identity"
 	"github.com/atrium-hq/atrium/identity/identitytest"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
@@ -44,7 +44,7 @@ func mustServer(t *testing.T, e store.Engine) *server {
 	}
 	s := &server{writer: token("wendy", "default", atrium.RoleWriter), reader: token("rita", "default", atrium.RoleReader), other: token("otto", "other", atrium.RoleAdmin)}
 	mux := http.NewServeMux()
-	d := docs.New(db, nil)
+	d := pages.New(db, nil)
 	(&api.Handler{Auth: &authn.Authenticator{Mode: authn.ModeToken, Identity: ids}, Docs: d, Review: review.New(db, d, nil)}).Register(mux)
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/pages"
 )
 
 // listPages is the nav list: every page with its title, path and access
@@ -41,7 +41,7 @@ func (h *Handler) listPages(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	res, err := h.Docs.ListPages(r.Context(), docs.ListRequest{Path: q.Get("path"), Depth: int(depth), IncludeContent: content, IncludePrivate: private, Cursor: q.Get("cursor"), Limit: int(limit)})
+	res, err := h.Docs.ListPages(r.Context(), pages.ListRequest{Path: q.Get("path"), Depth: int(depth), IncludeContent: content, IncludePrivate: private, Cursor: q.Get("cursor"), Limit: int(limit)})
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -83,7 +83,7 @@ func (h *Handler) getPage(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	res, err := h.Docs.ReadPage(r.Context(), docs.ReadRequest{Path: page, Section: r.URL.Query().Get("section"), Revision: rev})
+	res, err := h.Docs.ReadPage(r.Context(), pages.ReadRequest{Path: page, Section: r.URL.Query().Get("section"), Revision: rev})
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -140,7 +140,7 @@ func (h *Handler) putPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body.BaseRevision = rev
-	res, err := h.Docs.WritePage(r.Context(), docs.WriteRequest{Path: page, Content: body.Content, BaseRevision: body.BaseRevision, Overwrite: body.Overwrite})
+	res, err := h.Docs.WritePage(r.Context(), pages.WriteRequest{Path: page, Content: body.Content, BaseRevision: body.BaseRevision, Overwrite: body.Overwrite})
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -155,8 +155,8 @@ func (h *Handler) putPage(w http.ResponseWriter, r *http.Request) {
 
 // patchBody is the JSON body of PATCH /api/pages/{path}: edit_page's input.
 type patchBody struct {
-	BaseRevision int64                `json:"base_revision,omitempty"`
-	Operations   []docs.EditOperation `json:"operations"`
+	BaseRevision int64                 `json:"base_revision,omitempty"`
+	Operations   []pages.EditOperation `json:"operations"`
 }
 
 func (h *Handler) patchPage(w http.ResponseWriter, r *http.Request) {
@@ -176,7 +176,7 @@ func (h *Handler) patchPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body.BaseRevision = rev
-	res, err := h.Docs.EditPage(r.Context(), docs.EditRequest{Path: page, BaseRevision: body.BaseRevision, Ops: docs.Ops(body.Operations)})
+	res, err := h.Docs.EditPage(r.Context(), pages.EditRequest{Path: page, BaseRevision: body.BaseRevision, Ops: pages.Ops(body.Operations)})
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -285,7 +285,7 @@ func (h *Handler) postAttachment(w http.ResponseWriter, r *http.Request, page st
 	if n := r.URL.Query().Get("name"); n != "" {
 		name = n
 	}
-	res, err := h.Docs.AddAttachment(r.Context(), docs.AttachRequest{PagePath: page, FileName: name, Data: data})
+	res, err := h.Docs.AddAttachment(r.Context(), pages.AttachRequest{PagePath: page, FileName: name, Data: data})
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -3,7 +3,7 @@ package api
 import (
 	"net/http"
 
-	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/pages"
 )
 
 func (h *Handler) registerTrash(route func(string, http.HandlerFunc)) {
@@ -19,7 +19,7 @@ func (h *Handler) listTrash(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	res, err := h.Docs.Trash(r.Context(), docs.TrashRequest{Path: q.Get("path"), Cursor: q.Get("cursor"), Limit: int(limit)})
+	res, err := h.Docs.Trash(r.Context(), pages.TrashRequest{Path: q.Get("path"), Cursor: q.Get("cursor"), Limit: int(limit)})
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -38,7 +38,7 @@ func (h *Handler) restorePage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	res, err := h.Docs.RestorePage(r.Context(), docs.RestoreRequest{PageID: r.PathValue("id"), To: body.NewPath})
+	res, err := h.Docs.RestorePage(r.Context(), pages.RestoreRequest{PageID: r.PathValue("id"), To: body.NewPath})
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -52,5 +52,5 @@ func (h *Handler) purgePage(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	h.writeJSON(w, http.StatusOK, docs.PurgePageOutput{Purged: true, PageID: p.UID, Path: p.Path})
+	h.writeJSON(w, http.StatusOK, pages.PurgePageOutput{Purged: true, PageID: p.UID, Path: p.Path})
 }

@@ -18,9 +18,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/identity"
 	"github.com/atrium-hq/atrium/internal/vaultgen"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/store"
 )
 
@@ -74,21 +74,21 @@ func benchVault(b *testing.B, n int) string {
 		b.Fatal(err)
 	}
 	start := time.Now()
-	files := func(yield func(docs.File) bool) {
+	files := func(yield func(pages.File) bool) {
 		for i := range n {
 			p := vaultgen.PageAt(benchSeed, n, i)
-			if !yield(docs.File{Path: p.Path, Content: p.Content}) {
+			if !yield(pages.File{Path: p.Path, Content: p.Content}) {
 				return
 			}
 		}
 	}
-	svc := docs.New(db, nil)
+	svc := pages.New(db, nil)
 	// As the binary does on opening a store: a new one records its index
 	// version, so that the first start of the server has nothing to rebuild.
 	if _, err := svc.EnsureIndex(ctx); err != nil {
 		b.Fatal(err)
 	}
-	res, err := svc.Import(atrium.NewContextWithActor(ctx, actor), iter.Seq[docs.File](files), docs.ImportOptions{})
+	res, err := svc.Import(atrium.NewContextWithActor(ctx, actor), iter.Seq[pages.File](files), pages.ImportOptions{})
 	if err != nil || res.Created != n {
 		b.Fatalf("build vault: %+v %v", res, err)
 	}

@@ -18,10 +18,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/identity/identitytest"
 	"github.com/atrium-hq/atrium/internal/vaultgen"
 	"github.com/atrium-hq/atrium/mcpserver"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
@@ -562,17 +562,17 @@ func TestReliabilityConcurrencyInProcess(t *testing.T) {
 	eachEngine(t, func(t *testing.T, e store.Engine, _ string) {
 		db := storetest.MustOpen(t, e, nil)
 		actor := identitytest.Agent(t, identitytest.New(t, db), "racer", "")
-		d := docs.New(db, nil)
+		d := pages.New(db, nil)
 		ctx := atrium.NewContextWithActor(context.Background(), actor)
-		files := func(yield func(docs.File) bool) {
+		files := func(yield func(pages.File) bool) {
 			for i := range n {
 				p := vaultgen.PageAt(1, n, i)
-				if !yield(docs.File{Path: p.Path, Content: p.Content}) {
+				if !yield(pages.File{Path: p.Path, Content: p.Content}) {
 					return
 				}
 			}
 		}
-		if res, err := d.Import(ctx, files, docs.ImportOptions{}); err != nil || len(res.Failed) > 0 {
+		if res, err := d.Import(ctx, files, pages.ImportOptions{}); err != nil || len(res.Failed) > 0 {
 			t.Fatalf("import: %v %v", err, res.Failed)
 		}
 		srv, err := mcpserver.New(mcpserver.Config{Actor: actor, Docs: d, Review: review.New(db, d, nil)})
@@ -638,7 +638,7 @@ func TestReliabilityConcurrencyInProcess(t *testing.T) {
 		wg.Wait()
 		lost := 0
 		for p, want := range written {
-			res, err := d.ReadPage(ctx, docs.ReadRequest{Path: p})
+			res, err := d.ReadPage(ctx, pages.ReadRequest{Path: p})
 			if err != nil || res.Content != want {
 				lost++
 				t.Errorf("acknowledged write of %s: %v %q", p, err, res.Content)

@@ -8,9 +8,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/identity/identitytest"
 	"github.com/atrium-hq/atrium/mcpserver"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
 )
@@ -22,7 +22,7 @@ func TestArgumentsAreCheckedBeforeTheCall(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.MustOpen(t, store.SQLite, nil)
 	a := identitytest.Agent(t, identitytest.New(t, db), "args", "")
-	srv, err := mcpserver.New(mcpserver.Config{Actor: a, Docs: docs.New(db, nil)})
+	srv, err := mcpserver.New(mcpserver.Config{Actor: a, Docs: pages.New(db, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,10 +7,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/identity/identitytest"
 	"github.com/atrium-hq/atrium/internal/vaultgen"
 	"github.com/atrium-hq/atrium/mcpserver"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
 )
@@ -22,9 +22,9 @@ import (
 func BenchmarkReadPageInMemory(b *testing.B) {
 	db := storetest.MustOpen(b, store.SQLite, nil)
 	actor := identitytest.Agent(b, identitytest.New(b, db), "tester", "")
-	d := docs.New(db, nil)
+	d := pages.New(db, nil)
 	p := vaultgen.PageAt(42, 100000, 50000)
-	if _, err := d.WritePage(atrium.NewContextWithActor(context.Background(), actor), docs.WriteRequest{Path: p.Path, Content: p.Content}); err != nil {
+	if _, err := d.WritePage(atrium.NewContextWithActor(context.Background(), actor), pages.WriteRequest{Path: p.Path, Content: p.Content}); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("page %s: %d bytes", p.Path, len(p.Content))

@@ -9,9 +9,9 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/identity/identitytest"
 	"github.com/atrium-hq/atrium/mcpserver"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
@@ -25,7 +25,7 @@ func TestResultsMatchListedSchemas(t *testing.T) {
 	db := storetest.MustOpen(t, store.SQLite, nil)
 	ids := identitytest.New(t, db)
 	a := identitytest.Agent(t, ids, "contract", "")
-	d := docs.New(db, nil)
+	d := pages.New(db, nil)
 	srv, err := mcpserver.New(mcpserver.Config{Actor: a, Docs: d, Review: review.New(db, d, nil), LocalFiles: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

@@ -21,11 +21,11 @@ import (
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/authn"
-	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/identity"
 	"github.com/atrium-hq/atrium/identity/identitytest"
 	"github.com/atrium-hq/atrium/internal/jsonerr"
 	"github.com/atrium-hq/atrium/mcpserver"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
@@ -56,7 +56,7 @@ func newFuzzEnv(tb testing.TB) *fuzzEnv {
 	db := storetest.MustOpen(tb, store.SQLite, nil)
 	ids := identitytest.New(tb, db)
 	a := identitytest.Agent(tb, ids, "fuzzer", "")
-	d := docs.New(db, nil)
+	d := pages.New(db, nil)
 	srv, err := mcpserver.New(mcpserver.Config{Actor: a, Docs: d, Review: review.New(db, d, nil)})
 	if err != nil {
 		tb.Fatal(err)

@@ -9,9 +9,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/identity/identitytest"
 	"github.com/atrium-hq/atrium/mcpserver"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
 )
@@ -29,7 +29,7 @@ func TestLocalServerServesBeforeTheStoreOpens(t *testing.T) {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		cfg.Actor, cfg.Docs = a, docs.New(db, nil)
+		cfg.Actor, cfg.Docs = a, pages.New(db, nil)
 		cfg.Events = func() (<-chan atrium.Event, func()) { return db.Subscribe(16) }
 		return nil
 	}})
@@ -80,7 +80,7 @@ func TestLocalServerServesBeforeTheStoreOpens(t *testing.T) {
 	if err := scs.Subscribe(ctx, &mcp.SubscribeParams{URI: "atrium://pages/Late.md"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := docs.New(db, nil).WritePage(atrium.NewContextWithActor(ctx, a), docs.WriteRequest{Path: "Late.md", Content: "# Late\n"}); err != nil {
+	if _, err := pages.New(db, nil).WritePage(atrium.NewContextWithActor(ctx, a), pages.WriteRequest{Path: "Late.md", Content: "# Late\n"}); err != nil {
 		t.Fatal(err)
 	}
 	select {

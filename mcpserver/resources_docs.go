@@ -7,7 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/pages"
 )
 
 // PageURIPrefix starts the URI of every page resource: atrium://pages/{path}.
@@ -29,7 +29,7 @@ func pageResource(d *docsRef) ResourceTemplate {
 			if !ok {
 				return nil, atrium.Errorf(atrium.ENotFound, "not a page URI: %s", req.Params.URI)
 			}
-			r, err := d.get().ReadPage(ctx, docs.ReadRequest{Path: unescapeURIPath(path)})
+			r, err := d.get().ReadPage(ctx, pages.ReadRequest{Path: unescapeURIPath(path)})
 			if err != nil {
 				return nil, err
 			}

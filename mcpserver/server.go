@@ -19,8 +19,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/metrics"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
 )
 
@@ -39,7 +39,7 @@ type Config struct {
 
 	// Docs and Review serve their toolsets; a server built without them
 	// still lists the tools (atrium tools) but cannot call them.
-	Docs   *docs.Service
+	Docs   *pages.Service
 	Review *review.Service
 	// LocalFiles is the folder local callers may attach files from (stdio:
 	// the working folder); empty on HTTP, where file_path is refused.

@@ -7,7 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/pages"
 )
 
 // DocsToolset is the Markdown knowledge base.
@@ -48,10 +48,10 @@ func listPagesTool(d *docsRef) *Tool {
 		Title:       "List pages",
 		Description: "Lists the pages and folders under a folder, in path order, with title, icon, access level and whether they have children. Default: the root, one level deep, public pages only, no content. Paginated: pass next_cursor back as cursor.",
 		Annotations: readOnly("List pages"),
-	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in ListPagesInput) (docs.ListPagesOutput, error) {
-		r, err := d.get().ListPages(ctx, docs.ListRequest{Path: in.Path, Depth: in.Depth, IncludeContent: in.IncludeContent, IncludePrivate: in.IncludePrivate, Cursor: in.Cursor, Limit: in.Limit})
+	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in ListPagesInput) (pages.ListPagesOutput, error) {
+		r, err := d.get().ListPages(ctx, pages.ListRequest{Path: in.Path, Depth: in.Depth, IncludeContent: in.IncludeContent, IncludePrivate: in.IncludePrivate, Cursor: in.Cursor, Limit: in.Limit})
 		if err != nil {
-			return docs.ListPagesOutput{}, err
+			return pages.ListPagesOutput{}, err
 		}
 		return r.Output(), nil
 	})
@@ -70,11 +70,11 @@ func getTreeTool(d *docsRef) *Tool {
 		Title:        "Page tree",
 		Description:  "Returns the page hierarchy as nested folders and pages (the sidebar tree), for an overview of the knowledge base. Paginated by pages in path order: pass next_cursor back as cursor.",
 		Annotations:  readOnly("Page tree"),
-		OutputSchema: docs.TreeSchema(),
-	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in GetTreeInput) (docs.TreeOutput, error) {
-		r, err := d.get().Tree(ctx, docs.TreeRequest{IncludeMetadata: in.IncludeMetadata, Cursor: in.Cursor, Limit: in.Limit})
+		OutputSchema: pages.TreeSchema(),
+	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in GetTreeInput) (pages.TreeOutput, error) {
+		r, err := d.get().Tree(ctx, pages.TreeRequest{IncludeMetadata: in.IncludeMetadata, Cursor: in.Cursor, Limit: in.Limit})
 		if err != nil {
-			return docs.TreeOutput{}, err
+			return pages.TreeOutput{}, err
 		}
 		return r.Output(), nil
 	})
@@ -93,10 +93,10 @@ func readPageTool(d *docsRef) *Tool {
 		Title:       "Read page",
 		Description: "Reads a page's Markdown: its content (frontmatter and body), parsed frontmatter and revision. Give section to read only one section by heading path (Design > Storage), or revision to read an earlier one. Keep the revision to change the page with edit_page or write_page.",
 		Annotations: readOnly("Read page"),
-	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in ReadPageInput) (docs.ReadPageOutput, error) {
-		r, err := d.get().ReadPage(ctx, docs.ReadRequest{Path: in.Path, Section: in.Section, Revision: in.Revision})
+	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in ReadPageInput) (pages.ReadPageOutput, error) {
+		r, err := d.get().ReadPage(ctx, pages.ReadRequest{Path: in.Path, Section: in.Section, Revision: in.Revision})
 		if err != nil {
-			return docs.ReadPageOutput{}, err
+			return pages.ReadPageOutput{}, err
 		}
 		return r.Output(), nil
 	})
@@ -116,10 +116,10 @@ func writePageTool(d *docsRef) *Tool {
 		Title:       "Write page",
 		Description: "Creates a page with the given content, or replaces an existing one — only with the base_revision you read (or overwrite: true); a stale base_revision is a conflict naming both revisions, never a silent overwrite. To change part of a page, prefer edit_page.",
 		Annotations: writes("Write page", false, false),
-	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in WritePageInput) (docs.WriteOutput, error) {
-		r, err := d.get().WritePage(ctx, docs.WriteRequest{Path: in.Path, Content: in.Content, BaseRevision: in.BaseRevision, Overwrite: in.Overwrite})
+	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in WritePageInput) (pages.WriteOutput, error) {
+		r, err := d.get().WritePage(ctx, pages.WriteRequest{Path: in.Path, Content: in.Content, BaseRevision: in.BaseRevision, Overwrite: in.Overwrite})
 		if err != nil {
-			return docs.WriteOutput{}, err
+			return pages.WriteOutput{}, err
 		}
 		return r.Output(), nil
 	})
@@ -127,9 +127,9 @@ func writePageTool(d *docsRef) *Tool {
 
 // EditPageInput changes part of a page.
 type EditPageInput struct {
-	Path         string               `json:"path" jsonschema:"the page path"`
-	BaseRevision int64                `json:"base_revision,omitempty" jsonschema:"the revision you read; if given and the page changed since, the edit is a conflict"`
-	Operations   []docs.EditOperation `json:"operations" jsonschema:"changes applied in order, all or nothing"`
+	Path         string                `json:"path" jsonschema:"the page path"`
+	BaseRevision int64                 `json:"base_revision,omitempty" jsonschema:"the revision you read; if given and the page changed since, the edit is a conflict"`
+	Operations   []pages.EditOperation `json:"operations" jsonschema:"changes applied in order, all or nothing"`
 }
 
 func editPageTool(d *docsRef) *Tool {
@@ -138,10 +138,10 @@ func editPageTool(d *docsRef) *Tool {
 		Title:       "Edit page",
 		Description: "Changes part of a page without resending it: append or prepend text (to the page or a section), find_replace with an expected count, replace_section by heading path, set_frontmatter keys. Operations apply in order, all or nothing; a missing section or an unexpected count changes nothing and says why.",
 		Annotations: writes("Edit page", false, false),
-	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in EditPageInput) (docs.WriteOutput, error) {
-		r, err := d.get().EditPage(ctx, docs.EditRequest{Path: in.Path, BaseRevision: in.BaseRevision, Ops: docs.Ops(in.Operations)})
+	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in EditPageInput) (pages.WriteOutput, error) {
+		r, err := d.get().EditPage(ctx, pages.EditRequest{Path: in.Path, BaseRevision: in.BaseRevision, Ops: pages.Ops(in.Operations)})
 		if err != nil {
-			return docs.WriteOutput{}, err
+			return pages.WriteOutput{}, err
 		}
 		return r.Output(), nil
 	})
@@ -161,10 +161,10 @@ func createPageTool(d *docsRef) *Tool {
 		Title:       "Create page",
 		Description: "Creates a page from a title in a folder, generating its frontmatter (title, icon) and its path (Projects/Beta.md for title Beta in Projects). Fails with conflict if that path is taken.",
 		Annotations: writes("Create page", false, false),
-	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in CreatePageInput) (docs.WriteOutput, error) {
-		r, err := d.get().CreatePage(ctx, docs.CreateRequest{Title: in.Title, ParentPath: in.ParentPath, Content: in.Content, Icon: in.Icon})
+	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in CreatePageInput) (pages.WriteOutput, error) {
+		r, err := d.get().CreatePage(ctx, pages.CreateRequest{Title: in.Title, ParentPath: in.ParentPath, Content: in.Content, Icon: in.Icon})
 		if err != nil {
-			return docs.WriteOutput{}, err
+			return pages.WriteOutput{}, err
 		}
 		return r.Output(), nil
 	})
@@ -181,10 +181,10 @@ func deletePageTool(d *docsRef) *Tool {
 		Title:       "Delete page",
 		Description: "Deletes a page: it goes to the trash with its history, attachments and review threads, restorable with restore_page until purged (after 30 days by default). Its path is free at once. Links to it from other pages stay, as unresolved links.",
 		Annotations: writes("Delete page", true, true),
-	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in PathInput) (docs.DeletePageOutput, error) {
+	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in PathInput) (pages.DeletePageOutput, error) {
 		r, err := d.get().DeletePage(ctx, in.Path)
 		if err != nil {
-			return docs.DeletePageOutput{}, err
+			return pages.DeletePageOutput{}, err
 		}
 		return r.Output(), nil
 	})
@@ -202,10 +202,10 @@ func movePageTool(d *docsRef) *Tool {
 		Title:       "Move page",
 		Description: "Moves a page (or a whole folder) and rewrites every wikilink and relative Markdown link that pointed at it, and its own relative links, so nothing breaks; reports how many pages changed. Its attachments move with it.",
 		Annotations: writes("Move page", false, false),
-	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in MovePageInput) (docs.MovePageOutput, error) {
+	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in MovePageInput) (pages.MovePageOutput, error) {
 		r, err := d.get().MovePage(ctx, in.SourcePath, in.DestinationPath)
 		if err != nil {
-			return docs.MovePageOutput{}, err
+			return pages.MovePageOutput{}, err
 		}
 		return r.Output(), nil
 	})
@@ -226,10 +226,10 @@ func searchPagesTool(d *docsRef) *Tool {
 		Title:       "Search pages",
 		Description: "Ranked full-text search (BM25) over titles, tags, headings and bodies. Plain-language questions work: every word counts toward the rank, none is required unless quoted or prefixed with +. Returns path, title, best matching line and context, and the total number of matches.",
 		Annotations: readOnly("Search pages"),
-	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in SearchPagesInput) (docs.SearchPagesOutput, error) {
-		r, err := d.get().Search(ctx, docs.SearchRequest{Query: in.Query, Path: in.Path, Tags: in.Tags, Limit: in.Limit, Cursor: in.Cursor})
+	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in SearchPagesInput) (pages.SearchPagesOutput, error) {
+		r, err := d.get().Search(ctx, pages.SearchRequest{Query: in.Query, Path: in.Path, Tags: in.Tags, Limit: in.Limit, Cursor: in.Cursor})
 		if err != nil {
-			return docs.SearchPagesOutput{}, err
+			return pages.SearchPagesOutput{}, err
 		}
 		return r.Output(), nil
 	})
@@ -241,10 +241,10 @@ func getPageLinksTool(d *docsRef) *Tool {
 		Title:       "Page links",
 		Description: "Returns a page's outgoing links ([[wikilinks]] and relative Markdown links, each resolved to a page or marked unresolved) and its incoming links (backlinks from other pages).",
 		Annotations: readOnly("Page links"),
-	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in PathInput) (docs.PageLinksOutput, error) {
+	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in PathInput) (pages.PageLinksOutput, error) {
 		r, err := d.get().Links(ctx, in.Path)
 		if err != nil {
-			return docs.PageLinksOutput{}, err
+			return pages.PageLinksOutput{}, err
 		}
 		return r.Output(), nil
 	})
@@ -264,14 +264,14 @@ func addAttachmentTool(s *Server, d *docsRef) *Tool {
 		Title:       "Add attachment",
 		Description: "Stores a file in the assets folder beside a page and returns the relative path and the Markdown to link it. Give file_path (a local file, stdio callers only) or content_base64. The same file twice is stored once.",
 		Annotations: writes("Add attachment", true, false),
-	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in AddAttachmentInput) (docs.AddAttachmentOutput, error) {
+	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in AddAttachmentInput) (pages.AddAttachmentOutput, error) {
 		data, name, err := s.attachmentBytes(in)
 		if err != nil {
-			return docs.AddAttachmentOutput{}, err
+			return pages.AddAttachmentOutput{}, err
 		}
-		r, err := d.get().AddAttachment(ctx, docs.AttachRequest{PagePath: in.PagePath, FileName: name, Data: data})
+		r, err := d.get().AddAttachment(ctx, pages.AttachRequest{PagePath: in.PagePath, FileName: name, Data: data})
 		if err != nil {
-			return docs.AddAttachmentOutput{}, err
+			return pages.AddAttachmentOutput{}, err
 		}
 		return r.Output(), nil
 	})
@@ -318,10 +318,10 @@ func listPageRevisionsTool(d *docsRef) *Tool {
 		Title:       "Page history",
 		Description: "Lists a page's revisions, newest first, with author, time and size. Read one with read_page and revision; bring one back with restore_page_revision.",
 		Annotations: readOnly("Page history"),
-	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in RevisionsInput) (docs.RevisionsOutput, error) {
+	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in RevisionsInput) (pages.RevisionsOutput, error) {
 		r, err := d.get().Revisions(ctx, in.Path, in.Cursor, in.Limit)
 		if err != nil {
-			return docs.RevisionsOutput{}, err
+			return pages.RevisionsOutput{}, err
 		}
 		return r.Output(), nil
 	})
@@ -340,31 +340,31 @@ func restorePageRevisionTool(d *docsRef) *Tool {
 		Title:       "Restore revision",
 		Description: "Makes an earlier revision's content current again, as a new revision (history is never rewritten). The page keeps its current path.",
 		Annotations: writes("Restore revision", false, false),
-	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in RestoreInput) (docs.WriteOutput, error) {
+	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in RestoreInput) (pages.WriteOutput, error) {
 		if in.Revision <= 0 {
-			return docs.WriteOutput{}, atrium.Errorf(atrium.EInvalid, "revision is required (see list_page_revisions)")
+			return pages.WriteOutput{}, atrium.Errorf(atrium.EInvalid, "revision is required (see list_page_revisions)")
 		}
 		r, err := d.get().RestoreRevision(ctx, in.Path, in.Revision, in.BaseRevision)
 		if err != nil {
-			return docs.WriteOutput{}, err
+			return pages.WriteOutput{}, err
 		}
 		return r.Output(), nil
 	})
 }
 
-// docsRef reaches the docs service of a server when a tool is called.
+// docsRef reaches the pages service of a server when a tool is called.
 type docsRef struct{ s *Server }
 
 // get returns the service; a server built without one (a tools listing)
 // has no store to call, and a call panics into an internal error.
-func (r *docsRef) get() *docs.Service {
+func (r *docsRef) get() *pages.Service {
 	if r.s.cfg.Docs == nil {
-		panic("mcpserver: docs tool called on a server built without a docs service")
+		panic("mcpserver: docs tool called on a server built without a pages service")
 	}
 	return r.s.cfg.Docs
 }
 
-func maxAttachment(d *docs.Service) int64 {
+func maxAttachment(d *pages.Service) int64 {
 	if d == nil {
 		return 0
 	}
@@ -384,10 +384,10 @@ func listTrashTool(d *docsRef) *Tool {
 		Title:       "List trash",
 		Description: "Lists deleted pages in the trash, most recently deleted first: page_id, path, who deleted it and when, when it will be purged, and how many attachments and threads it keeps.",
 		Annotations: readOnly("List trash"),
-	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in ListTrashInput) (docs.ListTrashOutput, error) {
-		r, err := d.get().Trash(ctx, docs.TrashRequest{Path: in.Path, Cursor: in.Cursor, Limit: in.Limit})
+	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in ListTrashInput) (pages.ListTrashOutput, error) {
+		r, err := d.get().Trash(ctx, pages.TrashRequest{Path: in.Path, Cursor: in.Cursor, Limit: in.Limit})
 		if err != nil {
-			return docs.ListTrashOutput{}, err
+			return pages.ListTrashOutput{}, err
 		}
 		return r.Output(), nil
 	})
@@ -406,10 +406,10 @@ func restorePageTool(d *docsRef) *Tool {
 		Title:       "Restore page",
 		Description: "Brings a deleted page back from the trash with its history, attachments and review threads. If another page now has its path, pass new_path.",
 		Annotations: writes("Restore page", false, false),
-	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in RestorePageInput) (docs.RestorePageOutput, error) {
-		r, err := d.get().RestorePage(ctx, docs.RestoreRequest{PageID: in.PageID, Path: in.Path, To: in.NewPath})
+	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in RestorePageInput) (pages.RestorePageOutput, error) {
+		r, err := d.get().RestorePage(ctx, pages.RestoreRequest{PageID: in.PageID, Path: in.Path, To: in.NewPath})
 		if err != nil {
-			return docs.RestorePageOutput{}, err
+			return pages.RestorePageOutput{}, err
 		}
 		return r.Output(), nil
 	})
@@ -426,11 +426,11 @@ func purgePageTool(d *docsRef) *Tool {
 		Title:       "Purge page",
 		Description: "Deletes a page in the trash for good, with its history, attachments and threads. Admins only; it cannot be undone.",
 		Annotations: writes("Purge page", true, true),
-	}, atrium.RoleAdmin, func(ctx context.Context, _ *mcp.CallToolRequest, in PurgePageInput) (docs.PurgePageOutput, error) {
+	}, atrium.RoleAdmin, func(ctx context.Context, _ *mcp.CallToolRequest, in PurgePageInput) (pages.PurgePageOutput, error) {
 		p, err := d.get().PurgePage(ctx, in.PageID)
 		if err != nil {
-			return docs.PurgePageOutput{}, err
+			return pages.PurgePageOutput{}, err
 		}
-		return docs.PurgePageOutput{Purged: true, PageID: p.UID, Path: p.Path}, nil
+		return pages.PurgePageOutput{Purged: true, PageID: p.UID, Path: p.Path}, nil
 	})
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/store"
 )
 
@@ -28,7 +28,7 @@ func BenchmarkEditToSearchable(b *testing.B) {
 		t0 := time.Now()
 		v.writeFile("Bench.md", "# Bench\n\nthe word is "+word+"\n")
 		for {
-			r, err := v.docs.Search(v.ctx, docs.SearchRequest{Query: word})
+			r, err := v.docs.Search(v.ctx, pages.SearchRequest{Query: word})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -11,7 +11,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/store"
 )
 
@@ -180,7 +180,7 @@ func (m *Mirror) removedInFolder(rel string) {
 		m.forget(rel)
 		return
 	}
-	r, err := m.cfg.Docs.ReadPage(m.ctx, docs.ReadRequest{Path: rel})
+	r, err := m.cfg.Docs.ReadPage(m.ctx, pages.ReadRequest{Path: rel})
 	switch {
 	case atrium.ErrorCode(err) == atrium.ENotFound:
 		m.forget(rel)
@@ -209,14 +209,14 @@ func (m *Mirror) pageFromFile(rel string, b []byte) {
 	if synced && st.Hash == hash {
 		return // the mirror's own write, or no change
 	}
-	if _, err := docs.NormalizePath(rel); err != nil {
+	if _, err := pages.NormalizePath(rel); err != nil {
 		m.report(rel, atrium.ErrorMessage(err))
 		return
 	}
-	r, err := m.cfg.Docs.ReadPage(m.ctx, docs.ReadRequest{Path: rel})
+	r, err := m.cfg.Docs.ReadPage(m.ctx, pages.ReadRequest{Path: rel})
 	switch {
 	case atrium.ErrorCode(err) == atrium.ENotFound:
-		res, err := m.cfg.Docs.WritePage(m.ctx, docs.WriteRequest{Path: rel, Content: string(b)})
+		res, err := m.cfg.Docs.WritePage(m.ctx, pages.WriteRequest{Path: rel, Content: string(b)})
 		if err != nil {
 			m.report(rel, atrium.ErrorMessage(err))
 			return
@@ -240,12 +240,12 @@ func (m *Mirror) pageFromFile(rel string, b []byte) {
 		return
 	}
 	delete(m.keptHash, store.PathKey(rel))
-	res, err := m.cfg.Docs.WritePage(m.ctx, docs.WriteRequest{Path: r.Page.Path, Content: string(b), BaseRevision: st.Revision})
+	res, err := m.cfg.Docs.WritePage(m.ctx, pages.WriteRequest{Path: r.Page.Path, Content: string(b), BaseRevision: st.Revision})
 	switch {
 	case err == nil:
 		m.adopt(rel, res.Page)
 	case atrium.ErrorCode(err) == atrium.EConflict:
-		if r, err := m.cfg.Docs.ReadPage(m.ctx, docs.ReadRequest{Path: rel}); err == nil {
+		if r, err := m.cfg.Docs.ReadPage(m.ctx, pages.ReadRequest{Path: rel}); err == nil {
 			m.lostToStore(rel, r.Page)
 		}
 	default:
@@ -266,14 +266,14 @@ func (m *Mirror) lostToStore(rel string, p atrium.Page) {
 // adopt records a page as synced with the file at rel, read from it, whose
 // spelling of the path may differ in case only.
 func (m *Mirror) adopt(rel string, p atrium.Page) {
-	m.setState(docs.SyncState{Path: p.Path, Hash: p.ContentHash, Revision: p.Revision, Read: p.Revision})
+	m.setState(pages.SyncState{Path: p.Path, Hash: p.ContentHash, Revision: p.Revision, Read: p.Revision})
 	if rel != p.Path && store.PathKey(rel) != store.PathKey(p.Path) {
 		m.forget(rel)
 	}
 }
 
 func (m *Mirror) attachmentFromFile(rel string, b []byte) {
-	if !docs.IsAttachmentPath(rel) {
+	if !pages.IsAttachmentPath(rel) {
 		m.report(rel, "only .md pages and files in assets folders are synced")
 		return
 	}
@@ -286,5 +286,5 @@ func (m *Mirror) attachmentFromFile(rel string, b []byte) {
 		m.report(rel, atrium.ErrorMessage(err))
 		return
 	}
-	m.setState(docs.SyncState{Path: att.Path, Hash: att.SHA256})
+	m.setState(pages.SyncState{Path: att.Path, Hash: att.SHA256})
 }

@@ -1,7 +1,7 @@
 // Package mirror keeps a folder of Markdown files and a workspace's pages in
 // step, both ways. A write through any surface lands in the folder
 // atomically; an edit, new file, move or deletion in the folder (an editor,
-// git pull) reaches the store through the docs service like any other write.
+// git pull) reaches the store through the pages service like any other write.
 //
 // The store is the truth, and no file content the mirror has not read is
 // ever written over or removed (see replaceFile). A save made from an older
@@ -31,7 +31,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/store"
 )
 
@@ -41,7 +41,7 @@ const Origin = "mirror"
 // Config configures a mirror.
 type Config struct {
 	Dir   string
-	Docs  *docs.Service
+	Docs  *pages.Service
 	Actor *atrium.Actor // who the folder's edits are written as
 	// Events subscribes to the store's events (all workspaces; the mirror
 	// keeps its own).
@@ -74,7 +74,7 @@ type Mirror struct {
 	stopEv  func()
 	done    chan struct{}
 
-	states map[string]docs.SyncState // by path key
+	states map[string]pages.SyncState // by path key
 	// keptHash is, by path key, the content last kept as a conflict copy:
 	// saving exactly that again is taken as meant, not as a stale save.
 	keptHash map[string]string
@@ -110,7 +110,7 @@ func Start(ctx context.Context, cfg Config) (*Mirror, error) {
 	}
 	m := &Mirror{cfg: cfg, dir: abs, log: cfg.Logger.With("mirror", abs), ws: cfg.Actor.Workspace.ID,
 		keptHash: map[string]string{}, pending: map[string]bool{}, ignored: map[string]bool{}, done: make(chan struct{}), ready: make(chan struct{})}
-	m.ctx, m.cancel = context.WithCancel(docs.WithOrigin(atrium.NewContextWithActor(context.WithoutCancel(ctx), cfg.Actor), Origin))
+	m.ctx, m.cancel = context.WithCancel(pages.WithOrigin(atrium.NewContextWithActor(context.WithoutCancel(ctx), cfg.Actor), Origin))
 	// Subscribe before reconciling, so that no write in between is missed.
 	m.events, m.stopEv = cfg.Events()
 	if m.watcher, err = fsnotify.NewWatcher(); err != nil {
@@ -415,7 +415,7 @@ func (m *Mirror) removeFile(rel, expect string) {
 }
 
 // setState records what the file at rel holds: st.Hash "" forgets it.
-func (m *Mirror) setState(st docs.SyncState) {
+func (m *Mirror) setState(st pages.SyncState) {
 	key := store.PathKey(st.Path)
 	if cur, ok := m.states[key]; ok && cur == st || !ok && st.Hash == "" {
 		return
@@ -431,9 +431,9 @@ func (m *Mirror) setState(st docs.SyncState) {
 	}
 }
 
-func (m *Mirror) forget(rel string) { m.setState(docs.SyncState{Path: rel}) }
+func (m *Mirror) forget(rel string) { m.setState(pages.SyncState{Path: rel}) }
 
-func (m *Mirror) state(rel string) (docs.SyncState, bool) {
+func (m *Mirror) state(rel string) (pages.SyncState, bool) {
 	st, ok := m.states[store.PathKey(rel)]
 	return st, ok
 }
@@ -461,27 +461,27 @@ func (m *Mirror) fromStore(ev atrium.Event) {
 		return
 	}
 	switch ev.Kind {
-	case docs.EventPageCreated, docs.EventPageUpdated:
+	case pages.EventPageCreated, pages.EventPageUpdated:
 		m.pageToFile(p.Path)
-	case docs.EventPageMoved:
+	case pages.EventPageMoved:
 		m.movedInStore(p.From)
 		m.pageToFile(p.Path)
-	case docs.EventPageDeleted:
+	case pages.EventPageDeleted:
 		m.deletedInStore(p.Path)
 		for _, a := range p.Attachments {
 			m.deletedInStore(a)
 		}
-	case docs.EventPageRestored:
+	case pages.EventPageRestored:
 		m.pageToFile(p.Path)
 		for _, a := range p.Attachments {
 			m.attachmentToFile(a)
 		}
-	case docs.EventAttachmentAdded:
+	case pages.EventAttachmentAdded:
 		m.attachmentToFile(p.Path)
-	case docs.EventAttachmentMoved:
+	case pages.EventAttachmentMoved:
 		m.attachmentToFile(p.Path)
 		m.movedInStore(p.From)
-	case docs.EventAttachmentDeleted:
+	case pages.EventAttachmentDeleted:
 		m.deletedInStore(p.Path)
 	}
 }
@@ -497,7 +497,7 @@ func (m *Mirror) movedInStore(from string) {
 // pageToFile writes a page's current content to its file. A save in the
 // folder the mirror has not read yet is kept as a conflict copy.
 func (m *Mirror) pageToFile(rel string) {
-	r, err := m.cfg.Docs.ReadPage(m.ctx, docs.ReadRequest{Path: rel})
+	r, err := m.cfg.Docs.ReadPage(m.ctx, pages.ReadRequest{Path: rel})
 	if atrium.ErrorCode(err) == atrium.ENotFound {
 		return // deleted since; its own event follows
 	}
@@ -514,7 +514,7 @@ func (m *Mirror) pageToFile(rel string) {
 		return
 	}
 	if cur, ok, _ := m.readFile(p.Path); ok && hashBytes(cur) == p.ContentHash {
-		m.setState(docs.SyncState{Path: p.Path, Hash: p.ContentHash, Revision: p.Revision, Read: p.Revision})
+		m.setState(pages.SyncState{Path: p.Path, Hash: p.ContentHash, Revision: p.Revision, Read: p.Revision})
 		return
 	}
 	m.writePage(p)
@@ -537,7 +537,7 @@ func (m *Mirror) writePage(p atrium.Page) {
 		if st.Hash == "" {
 			read = p.Revision
 		}
-		m.setState(docs.SyncState{Path: p.Path, Hash: p.ContentHash, Revision: p.Revision, Read: read})
+		m.setState(pages.SyncState{Path: p.Path, Hash: p.ContentHash, Revision: p.Revision, Read: read})
 	}
 }
 
@@ -547,7 +547,7 @@ func (m *Mirror) attachmentToFile(rel string) {
 		return
 	}
 	if cur, ok, _ := m.readFile(att.Path); ok && hashBytes(cur) == att.SHA256 {
-		m.setState(docs.SyncState{Path: att.Path, Hash: att.SHA256})
+		m.setState(pages.SyncState{Path: att.Path, Hash: att.SHA256})
 		return
 	}
 	st, _ := m.state(att.Path)
@@ -557,7 +557,7 @@ func (m *Mirror) attachmentToFile(rel string) {
 		return
 	}
 	if written {
-		m.setState(docs.SyncState{Path: att.Path, Hash: att.SHA256})
+		m.setState(pages.SyncState{Path: att.Path, Hash: att.SHA256})
 	}
 }
 

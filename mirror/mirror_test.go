@@ -12,10 +12,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/identity"
 	"github.com/atrium-hq/atrium/identity/identitytest"
 	"github.com/atrium-hq/atrium/mirror"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
 )
@@ -23,7 +23,7 @@ import (
 type env struct {
 	t     testing.TB
 	db    *store.DB
-	docs  *docs.Service
+	docs  *pages.Service
 	ids   *identity.Service
 	ctx   context.Context // an agent writing through the service
 	dir   string
@@ -37,7 +37,7 @@ func newEnv(t testing.TB, e store.Engine) *env {
 	db := storetest.MustOpen(t, e, &store.Options{EventPoll: 20 * time.Millisecond})
 	ids := identitytest.New(t, db)
 	agent := identitytest.Agent(t, ids, "agent", "")
-	return &env{t: t, db: db, docs: docs.New(db, nil), ids: ids, ctx: atrium.NewContextWithActor(context.Background(), agent), dir: t.TempDir(), debnc: 50 * time.Millisecond}
+	return &env{t: t, db: db, docs: pages.New(db, nil), ids: ids, ctx: atrium.NewContextWithActor(context.Background(), agent), dir: t.TempDir(), debnc: 50 * time.Millisecond}
 }
 
 func (v *env) start() {
@@ -75,9 +75,9 @@ func (v *env) writeFile(rel, content string) {
 	}
 }
 
-func (v *env) write(path, content string) docs.WriteResult {
+func (v *env) write(path, content string) pages.WriteResult {
 	v.t.Helper()
-	r, err := v.docs.WritePage(v.ctx, docs.WriteRequest{Path: path, Content: content, Overwrite: true})
+	r, err := v.docs.WritePage(v.ctx, pages.WriteRequest{Path: path, Content: content, Overwrite: true})
 	if err != nil {
 		v.t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func (v *env) write(path, content string) docs.WriteResult {
 }
 
 func (v *env) page(path string) (atrium.Page, bool) {
-	r, err := v.docs.ReadPage(v.ctx, docs.ReadRequest{Path: path})
+	r, err := v.docs.ReadPage(v.ctx, pages.ReadRequest{Path: path})
 	if err != nil {
 		return atrium.Page{}, false
 	}
@@ -112,7 +112,7 @@ func TestStoreWritesLandInTheFolder(t *testing.T) {
 		v.eventually("new page written", func() bool { c, ok := v.file("Projects/Alpha.md"); return ok && c == "# Alpha\n\nfirst" })
 		v.write("Projects/Alpha.md", "# Alpha\n\nsecond")
 		v.eventually("edit written", func() bool { c, _ := v.file("Projects/Alpha.md"); return c == "# Alpha\n\nsecond" })
-		if _, err := v.docs.AddAttachment(v.ctx, docs.AttachRequest{PagePath: "Projects/Alpha.md", FileName: "pic.png", Data: []byte("png-bytes")}); err != nil {
+		if _, err := v.docs.AddAttachment(v.ctx, pages.AttachRequest{PagePath: "Projects/Alpha.md", FileName: "pic.png", Data: []byte("png-bytes")}); err != nil {
 			t.Fatal(err)
 		}
 		v.eventually("attachment written", func() bool { c, _ := v.file("Projects/assets/pic.png"); return c == "png-bytes" })
@@ -153,7 +153,7 @@ func TestFolderEditsReachTheStore(t *testing.T) {
 		v.writeFile("Notes/Idea.md", "# Idea\n\nzebra crossing")
 		v.eventually("new file becomes a page", func() bool { p, ok := v.page("Notes/Idea.md"); return ok && p.UpdatedBy == "mirror" })
 		v.eventually("and is searchable", func() bool {
-			r, err := v.docs.Search(v.ctx, docs.SearchRequest{Query: "zebra"})
+			r, err := v.docs.Search(v.ctx, pages.SearchRequest{Query: "zebra"})
 			return err == nil && r.Total == 1
 		})
 		v.writeFile("Notes/Idea.md", "# Idea\n\nquokka habitat")
@@ -161,7 +161,7 @@ func TestFolderEditsReachTheStore(t *testing.T) {
 			p, _ := v.page("Notes/Idea.md")
 			return p.Revision == 2 && strings.Contains(p.Content, "quokka")
 		})
-		r, err := v.docs.Search(v.ctx, docs.SearchRequest{Query: "quokka"})
+		r, err := v.docs.Search(v.ctx, pages.SearchRequest{Query: "quokka"})
 		if err != nil || r.Total != 1 {
 			t.Fatalf("search after file edit: %+v %v", r, err)
 		}

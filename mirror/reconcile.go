@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/store"
 )
 
@@ -128,7 +128,7 @@ func (m *Mirror) reconcile() error {
 			}
 			m.forget(a.Path)
 		case ok && fileHash == a.SHA256:
-			m.setState(docs.SyncState{Path: a.Path, Hash: a.SHA256})
+			m.setState(pages.SyncState{Path: a.Path, Hash: a.SHA256})
 		case ok && synced && st.Hash != fileHash && st.Hash == a.SHA256:
 			m.attachmentFromFile(a.Path, b) // the file changed
 		default:
@@ -165,7 +165,7 @@ func (m *Mirror) reconcile() error {
 			if isPage(rel) {
 				m.forget(rel)
 				m.pageFromFile(rel, b)
-			} else if docs.IsAttachmentPath(rel) {
+			} else if pages.IsAttachmentPath(rel) {
 				m.attachmentFromFile(rel, b)
 			}
 		}

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/pages"
 )
 
 // staleSave reports whether a file save b was made from an older version of
@@ -25,11 +25,11 @@ import (
 //
 // When the evidence cannot be read, the save is taken as stale: a conflict
 // copy loses nothing, a wrong revision would.
-func (m *Mirror) staleSave(st docs.SyncState, p atrium.Page, b []byte) bool {
+func (m *Mirror) staleSave(st pages.SyncState, p atrium.Page, b []byte) bool {
 	if st.Read < st.Revision {
 		older := ""
 		if st.Read > 0 {
-			r, err := m.cfg.Docs.ReadPage(m.ctx, docs.ReadRequest{Path: p.Path, Revision: st.Read})
+			r, err := m.cfg.Docs.ReadPage(m.ctx, pages.ReadRequest{Path: p.Path, Revision: st.Read})
 			if err != nil {
 				m.log.Warn("read the revision a file was last read at", "path", p.Path, "revision", st.Read, "err", err)
 				return true

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
@@ -22,7 +22,7 @@ func (v *env) get(id string) atrium.Annotation {
 
 func (v *env) rewrite(path, content string) {
 	v.t.Helper()
-	if _, err := v.docs.WritePage(v.dan, docs.WriteRequest{Path: path, Content: content, Overwrite: true}); err != nil {
+	if _, err := v.docs.WritePage(v.dan, pages.WriteRequest{Path: path, Content: content, Overwrite: true}); err != nil {
 		v.t.Fatal(err)
 	}
 }
@@ -129,7 +129,7 @@ func TestThreadsFollowTheirPage(t *testing.T) {
 		if rvs, err := v.rev.ListReviews(v.dan, "", "", "", 0); err != nil || len(rvs.Reviews) != 0 {
 			t.Fatalf("reviews of a trashed page are listed: %+v %v", rvs, err)
 		}
-		if _, err := v.docs.RestorePage(v.dan, docs.RestoreRequest{PageID: del.Page.UID, To: "Archive/Design restored.md"}); err != nil {
+		if _, err := v.docs.RestorePage(v.dan, pages.RestoreRequest{PageID: del.Page.UID, To: "Archive/Design restored.md"}); err != nil {
 			t.Fatal(err)
 		}
 		if got := v.get(a.UID); got.DocPath != "Archive/Design restored.md" {

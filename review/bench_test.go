@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
 	"github.com/atrium-hq/atrium/store"
 )
@@ -103,7 +103,7 @@ func BenchmarkReanchor1000(b *testing.B) {
 				fmt.Fprintf(&body, "## Part %d\n\nSentence number %d says something.\n\n", i, i)
 			}
 			content := body.String()
-			if _, err := v.docs.WritePage(v.dan, docs.WriteRequest{Path: "Big.md", Content: content}); err != nil {
+			if _, err := v.docs.WritePage(v.dan, pages.WriteRequest{Path: "Big.md", Content: content}); err != nil {
 				b.Fatal(err)
 			}
 			for i := range threads {
@@ -116,7 +116,7 @@ func BenchmarkReanchor1000(b *testing.B) {
 			for i := range b.N {
 				edited := fmt.Sprintf("# Design\n\nIntro %d moves every quote.\n\n", i) + content[len("# Design\n\n"):]
 				t0 := time.Now()
-				if _, err := v.docs.WritePage(v.dan, docs.WriteRequest{Path: "Big.md", Content: edited, Overwrite: true}); err != nil {
+				if _, err := v.docs.WritePage(v.dan, pages.WriteRequest{Path: "Big.md", Content: edited, Overwrite: true}); err != nil {
 					b.Fatal(err)
 				}
 				lat = append(lat, time.Since(t0))

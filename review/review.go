@@ -25,8 +25,8 @@ import (
 	"time"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/markdown"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/store"
 )
 
@@ -56,9 +56,9 @@ type Service struct {
 	DedupWindow time.Duration
 }
 
-// New returns the review service, and has the docs service keep annotations
+// New returns the review service, and has the pages service keep annotations
 // anchored as pages change.
-func New(db *store.DB, d *docs.Service, log *slog.Logger) *Service {
+func New(db *store.DB, d *pages.Service, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -107,7 +107,7 @@ func visibleTo(a *atrium.Actor, ann atrium.Annotation) error {
 // docPage returns the document an annotation is made on; it must exist and be
 // visible to a.
 func docPage(ctx context.Context, tx *store.Tx, a *atrium.Actor, path string) (atrium.Page, error) {
-	clean, err := docs.NormalizePath(strings.TrimPrefix(strings.TrimSpace(path), "/"))
+	clean, err := pages.NormalizePath(strings.TrimPrefix(strings.TrimSpace(path), "/"))
 	if err != nil {
 		return atrium.Page{}, err
 	}
@@ -498,9 +498,9 @@ func (s *Service) Delete(ctx context.Context, id string) (DeleteResult, error) {
 // pageChanged keeps a document's annotations anchored, in the page write's
 // own transaction: moved pages take their threads along, changed pages get
 // their quotes found again, deleted pages leave their threads orphaned.
-func (s *Service) pageChanged(ctx context.Context, tx *store.Tx, a *atrium.Actor, c docs.Change) error {
+func (s *Service) pageChanged(ctx context.Context, tx *store.Tx, a *atrium.Actor, c pages.Change) error {
 	doc := c.Page.Path
-	if c.Kind == docs.EventPageMoved && c.From != "" && store.PathKey(c.From) != store.PathKey(doc) {
+	if c.Kind == pages.EventPageMoved && c.From != "" && store.PathKey(c.From) != store.PathKey(doc) {
 		if err := tx.MoveAnnotations(ctx, a.Workspace.ID, c.From, doc); err != nil {
 			return err
 		}
@@ -510,7 +510,7 @@ func (s *Service) pageChanged(ctx context.Context, tx *store.Tx, a *atrium.Actor
 		return err
 	}
 	var pg *page
-	if c.Kind != docs.EventPageDeleted {
+	if c.Kind != pages.EventPageDeleted {
 		_, body, _ := markdown.Split(c.Page.Content)
 		pg = newPage(body)
 	}

@@ -11,9 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/identity"
 	"github.com/atrium-hq/atrium/identity/identitytest"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
@@ -40,7 +40,7 @@ func (c *clock) Advance(d time.Duration) {
 type env struct {
 	t     testing.TB
 	clock *clock
-	docs  *docs.Service
+	docs  *pages.Service
 	rev   *review.Service
 	ids   *identity.Service
 	dan   context.Context // a human writer
@@ -69,7 +69,7 @@ func newEnv(t testing.TB, e store.Engine) *env {
 	c := &clock{t: time.Date(2026, 4, 2, 9, 0, 0, 0, time.UTC)}
 	db := storetest.MustOpen(t, e, &store.Options{Now: c.Now})
 	ids := identitytest.New(t, db)
-	d := docs.New(db, nil)
+	d := pages.New(db, nil)
 	v := &env{t: t, clock: c, docs: d, rev: review.New(db, d, nil), ids: ids}
 	ctx := context.Background()
 	as := func(handle string, kind atrium.PrincipalKind, role atrium.Role) context.Context {
@@ -84,7 +84,7 @@ func newEnv(t testing.TB, e store.Engine) *env {
 		return atrium.NewContextWithActor(ctx, a)
 	}
 	v.dan, v.clay, v.admin = as("dan", atrium.KindHuman, atrium.RoleWriter), as("clay", atrium.KindAgent, atrium.RoleWriter), as("boss", atrium.KindHuman, atrium.RoleAdmin)
-	if _, err := d.WritePage(v.dan, docs.WriteRequest{Path: "Docs/Design.md", Content: design}); err != nil {
+	if _, err := d.WritePage(v.dan, pages.WriteRequest{Path: "Docs/Design.md", Content: design}); err != nil {
 		t.Fatal(err)
 	}
 	return v
@@ -317,7 +317,7 @@ func TestEditResolveReopen(t *testing.T) {
 func TestListFilters(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e store.Engine) {
 		v := newEnv(t, e)
-		if _, err := v.docs.WritePage(v.dan, docs.WriteRequest{Path: "Docs/Other.md", Content: "# Other\n\n## Storage\n\nx"}); err != nil {
+		if _, err := v.docs.WritePage(v.dan, pages.WriteRequest{Path: "Docs/Other.md", Content: "# Other\n\n## Storage\n\nx"}); err != nil {
 			t.Fatal(err)
 		}
 		s1 := v.create(v.dan, review.CreateRequest{DocPath: "Docs/Design.md", Section: "Storage", Content: "storage 1"})

@@ -20,8 +20,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/internal/vaultgen"
+	"github.com/atrium-hq/atrium/pages"
 )
 
 // This file holds the commands that move pages between the workspace and a
@@ -64,7 +64,7 @@ ATRIUM_AGENT in ATRIUM_WORKSPACE.`,
 // importReport is what an import did, for its summary.
 type importReport struct {
 	dir           string
-	pages         docs.ImportResult
+	pages         pages.ImportResult
 	pagesTime     time.Duration
 	attAdded      int
 	attUnchanged  int
@@ -93,7 +93,7 @@ func (g *globals) runImport(ctx context.Context, dir string) error {
 		return err
 	}
 	defer a.close()
-	ctx = docs.WithOrigin(atrium.NewContextWithActor(ctx, actor), "import")
+	ctx = pages.WithOrigin(atrium.NewContextWithActor(ctx, actor), "import")
 
 	var prog *progressLine
 	if isTerminal(g.stderr) {
@@ -115,7 +115,7 @@ func (g *globals) runImport(ctx context.Context, dir string) error {
 	var walkErr error
 	// The walk runs inside the sequence Import consumes, so files are read as
 	// Import's workers ask for them: only what its channels buffer is in memory.
-	files := func(yield func(docs.File) bool) {
+	files := func(yield func(pages.File) bool) {
 		walkErr = walkVault(root, func(f vaultFile) error {
 			switch f.kind {
 			case pageFile:
@@ -124,7 +124,7 @@ func (g *globals) runImport(ctx context.Context, dir string) error {
 					rep.fail(f.rel, err)
 					return nil
 				}
-				if !yield(docs.File{Path: f.rel, Content: string(data)}) {
+				if !yield(pages.File{Path: f.rel, Content: string(data)}) {
 					return errStopWalk
 				}
 			case assetFile:
@@ -142,7 +142,7 @@ func (g *globals) runImport(ctx context.Context, dir string) error {
 			walkErr = nil
 		}
 	}
-	opts := docs.ImportOptions{}
+	opts := pages.ImportOptions{}
 	if prog != nil {
 		opts.Progress = prog.pages
 	}
@@ -180,7 +180,7 @@ var errStopWalk = errors.New("stop walk")
 
 // attach stores the files of assets folders. It runs after the pages so that
 // each folder's page, which owns its attachments, exists.
-func (r *importReport) attach(ctx context.Context, s *docs.Service, root string, prog *progressLine) error {
+func (r *importReport) attach(ctx context.Context, s *pages.Service, root string, prog *progressLine) error {
 	for i, rel := range r.attachmentsAt {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -313,9 +313,9 @@ func walkVault(root string, fn func(vaultFile) error) error {
 			f.kind, f.why = otherFile, "not a regular file"
 		case strings.EqualFold(path.Ext(f.rel), ".md"):
 			f.kind = pageFile
-		case path.Base(path.Dir(f.rel)) == docs.AssetsFolder:
+		case path.Base(path.Dir(f.rel)) == pages.AssetsFolder:
 			f.kind = assetFile
-		case strings.Contains("/"+f.rel, "/"+docs.AssetsFolder+"/"):
+		case strings.Contains("/"+f.rel, "/"+pages.AssetsFolder+"/"):
 			f.kind, f.why = otherFile, "attachments go directly in an assets folder, not in a folder below it"
 		default:
 			f.kind, f.why = otherFile, "not a Markdown page (.md) and not in an assets folder"

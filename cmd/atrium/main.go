@@ -21,9 +21,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/identity"
 	"github.com/atrium-hq/atrium/metrics"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
 	"github.com/atrium-hq/atrium/store"
 )
@@ -92,7 +92,7 @@ Start it with 'atrium serve'; connect an agent with 'atrium mcp'.`,
 	pf.StringVar(&g.dataDir, "data-dir", env("ATRIUM_DATA_DIR", defaultDataDir()), "folder for the SQLite database and local state (env ATRIUM_DATA_DIR)")
 	pf.StringVar(&g.db, "db", os.Getenv("ATRIUM_DB"), "database: postgres://… URL or SQLite file path; default DATA_DIR/atrium.db (env ATRIUM_DB)")
 	pf.StringVar(&g.logLevel, "log-level", env("ATRIUM_LOG_LEVEL", "info"), "debug, info, warn or error (env ATRIUM_LOG_LEVEL)")
-	retention := docs.DefaultTrashRetention
+	retention := pages.DefaultTrashRetention
 	if v, err := time.ParseDuration(os.Getenv("ATRIUM_TRASH_RETENTION")); err == nil {
 		retention = v
 	}
@@ -174,7 +174,7 @@ type app struct {
 	log      *slog.Logger
 	db       *store.DB
 	identity *identity.Service
-	docs     *docs.Service
+	docs     *pages.Service
 	review   *review.Service
 	metrics  *metrics.Registry
 }
@@ -191,7 +191,7 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &app{log: log, db: db, identity: identity.New(db, log), docs: docs.New(db, log), metrics: metrics.New()}
+	a := &app{log: log, db: db, identity: identity.New(db, log), docs: pages.New(db, log), metrics: metrics.New()}
 	a.docs.TrashRetention = g.trashRetention
 	a.review = review.New(db, a.docs, log) // keeps review anchors in step with page changes
 	if _, err := a.identity.Bootstrap(ctx, false); err != nil {

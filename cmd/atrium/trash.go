@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/pages"
 )
 
 // newTrashCmd lists, restores and purges deleted pages, as the local caller
@@ -26,7 +26,7 @@ func newTrashCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer a.close()
-			r, err := a.docs.Trash(atrium.NewContextWithActor(cmd.Context(), actor), docs.TrashRequest{Path: path, Cursor: cursor})
+			r, err := a.docs.Trash(atrium.NewContextWithActor(cmd.Context(), actor), pages.TrashRequest{Path: path, Cursor: cursor})
 			if err != nil {
 				return err
 			}
@@ -48,9 +48,9 @@ func newTrashCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer a.close()
-			req := docs.RestoreRequest{PageID: args[0], To: to}
+			req := pages.RestoreRequest{PageID: args[0], To: to}
 			if strings.HasSuffix(strings.ToLower(args[0]), ".md") {
-				req = docs.RestoreRequest{Path: args[0], To: to}
+				req = pages.RestoreRequest{Path: args[0], To: to}
 			}
 			r, err := a.docs.RestorePage(atrium.NewContextWithActor(cmd.Context(), actor), req)
 			if err != nil {
@@ -79,7 +79,7 @@ func newTrashCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return g.printJSON(docs.PurgePageOutput{Purged: true, PageID: p.UID, Path: p.Path})
+			return g.printJSON(pages.PurgePageOutput{Purged: true, PageID: p.UID, Path: p.Path})
 		},
 	}
 	cmd.AddCommand(list, restore, purge)

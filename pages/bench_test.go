@@ -1,10 +1,10 @@
-package docs_test
+package pages_test
 
 import (
 	"testing"
 
-	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/internal/vaultgen"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/store"
 )
 
@@ -15,7 +15,7 @@ func BenchmarkReadPage(b *testing.B) {
 	v.write(b, p.Path, p.Content)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := v.svc.ReadPage(v.ctx, docs.ReadRequest{Path: p.Path}); err != nil {
+		if _, err := v.svc.ReadPage(v.ctx, pages.ReadRequest{Path: p.Path}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package docs_test
+package pages_test
 
 import (
 	"slices"
@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
 )
@@ -28,7 +28,7 @@ Project details.
 func TestWriteCreatesAndReadReturnsContentAndFrontmatter(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e store.Engine) {
 		v := mustEnv(t, e)
-		r, err := v.svc.WritePage(v.ctx, docs.WriteRequest{Path: "Projects/Alpha.md", Content: alpha})
+		r, err := v.svc.WritePage(v.ctx, pages.WriteRequest{Path: "Projects/Alpha.md", Content: alpha})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +57,7 @@ func TestWriteCreatesAndReadReturnsContentAndFrontmatter(t *testing.T) {
 func TestReadMissingPageSaysWhere(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e store.Engine) {
 		v := mustEnv(t, e)
-		_, err := v.svc.ReadPage(v.ctx, docs.ReadRequest{Path: "Projects/Nonexistent.md"})
+		_, err := v.svc.ReadPage(v.ctx, pages.ReadRequest{Path: "Projects/Nonexistent.md"})
 		wantCode(t, err, atrium.ENotFound)
 		if atrium.ErrorMessage(err) != "Page not found at path: Projects/Nonexistent.md" {
 			t.Errorf("message = %q", atrium.ErrorMessage(err))
@@ -80,18 +80,18 @@ func TestWriteNeverOverwritesSilently(t *testing.T) {
 		v := mustEnv(t, e)
 		v.write(t, "Notes.md", "one")
 		// Without base_revision or overwrite: conflict, and nothing changes.
-		_, err := v.svc.WritePage(v.ctx, docs.WriteRequest{Path: "Notes.md", Content: "two"})
+		_, err := v.svc.WritePage(v.ctx, pages.WriteRequest{Path: "Notes.md", Content: "two"})
 		wantCode(t, err, atrium.EConflict)
 		if d := atrium.ErrorDetails(err); d["current_revision"] != int64(1) {
 			t.Errorf("details = %v", d)
 		}
 		// With the revision read: replaced.
-		r, err := v.svc.WritePage(v.ctx, docs.WriteRequest{Path: "Notes.md", Content: "two", BaseRevision: 1})
+		r, err := v.svc.WritePage(v.ctx, pages.WriteRequest{Path: "Notes.md", Content: "two", BaseRevision: 1})
 		if err != nil || r.Page.Revision != 2 || r.Created {
 			t.Fatalf("write with base: %+v, %v", r, err)
 		}
 		// A stale revision names both.
-		_, err = v.svc.WritePage(v.ctx, docs.WriteRequest{Path: "Notes.md", Content: "three", BaseRevision: 1})
+		_, err = v.svc.WritePage(v.ctx, pages.WriteRequest{Path: "Notes.md", Content: "three", BaseRevision: 1})
 		wantCode(t, err, atrium.EConflict)
 		if msg := atrium.ErrorMessage(err); !strings.Contains(msg, "revision 2") || !strings.Contains(msg, "revision 1") {
 			t.Errorf("conflict message %q should name both revisions", msg)
@@ -100,12 +100,12 @@ func TestWriteNeverOverwritesSilently(t *testing.T) {
 			t.Errorf("content after refused write = %q", got.Content)
 		}
 		// The same content again is no new revision.
-		r, err = v.svc.WritePage(v.ctx, docs.WriteRequest{Path: "Notes.md", Content: "two", BaseRevision: 2})
+		r, err = v.svc.WritePage(v.ctx, pages.WriteRequest{Path: "Notes.md", Content: "two", BaseRevision: 2})
 		if err != nil || r.Changed || r.Page.Revision != 2 {
 			t.Fatalf("identical write: %+v, %v", r, err)
 		}
 		// base_revision for a page that does not exist is a mistake worth telling.
-		_, err = v.svc.WritePage(v.ctx, docs.WriteRequest{Path: "Other.md", Content: "x", BaseRevision: 3})
+		_, err = v.svc.WritePage(v.ctx, pages.WriteRequest{Path: "Other.md", Content: "x", BaseRevision: 3})
 		wantCode(t, err, atrium.ENotFound)
 	})
 }
@@ -121,7 +121,7 @@ func TestConcurrentWritersFromOneRevision(t *testing.T) {
 		errs := make([]error, n)
 		for i := range n {
 			wg.Go(func() {
-				_, errs[i] = v.svc.WritePage(v.ctx, docs.WriteRequest{Path: "Race.md", Content: "writer " + string(rune('A'+i)), BaseRevision: 1})
+				_, errs[i] = v.svc.WritePage(v.ctx, pages.WriteRequest{Path: "Race.md", Content: "writer " + string(rune('A'+i)), BaseRevision: 1})
 			})
 		}
 		wg.Wait()
@@ -164,13 +164,13 @@ func TestBadInputChangesNothing(t *testing.T) {
 			{"Big.md", strings.Repeat("x", 3<<20), atrium.ETooLarge},
 		}
 		for _, c := range cases {
-			_, err := v.svc.WritePage(v.ctx, docs.WriteRequest{Path: c.path, Content: c.content})
+			_, err := v.svc.WritePage(v.ctx, pages.WriteRequest{Path: c.path, Content: c.content})
 			wantCode(t, err, c.code)
 			if atrium.ErrorMessage(err) == "" {
 				t.Errorf("%s: empty message", c.path)
 			}
 		}
-		res, err := v.svc.ListPages(v.ctx, docs.ListRequest{Depth: 10, IncludePrivate: true})
+		res, err := v.svc.ListPages(v.ctx, pages.ListRequest{Depth: 10, IncludePrivate: true})
 		if err != nil || len(res.Entries) != 0 {
 			t.Fatalf("after refused writes: %+v, %v", res.Entries, err)
 		}
@@ -181,20 +181,20 @@ func TestReadersCannotWriteAndAnonymousSeePublicOnly(t *testing.T) {
 	v := mustEnv(t, store.SQLite)
 	v.write(t, "Private.md", "secret")
 	v.write(t, "Public.md", "---\naccess: public\n---\nhello")
-	_, err := v.svc.WritePage(v.anon, docs.WriteRequest{Path: "X.md", Content: "x"})
+	_, err := v.svc.WritePage(v.anon, pages.WriteRequest{Path: "X.md", Content: "x"})
 	wantCode(t, err, atrium.EUnauthenticated)
-	_, err = v.svc.WritePage(v.withRole(t, "rita", atrium.RoleReader), docs.WriteRequest{Path: "X.md", Content: "x"})
+	_, err = v.svc.WritePage(v.withRole(t, "rita", atrium.RoleReader), pages.WriteRequest{Path: "X.md", Content: "x"})
 	wantCode(t, err, atrium.EPermission)
-	if _, err := v.svc.ReadPage(v.anon, docs.ReadRequest{Path: "Public.md"}); err != nil {
+	if _, err := v.svc.ReadPage(v.anon, pages.ReadRequest{Path: "Public.md"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = v.svc.ReadPage(v.anon, docs.ReadRequest{Path: "Private.md"})
+	_, err = v.svc.ReadPage(v.anon, pages.ReadRequest{Path: "Private.md"})
 	wantCode(t, err, atrium.ENotFound)
-	res, err := v.svc.ListPages(v.anon, docs.ListRequest{IncludePrivate: true})
+	res, err := v.svc.ListPages(v.anon, pages.ListRequest{IncludePrivate: true})
 	if err != nil || len(res.Entries) != 1 || res.Entries[0].Path != "Public.md" {
 		t.Fatalf("anonymous listing = %+v, %v", res.Entries, err)
 	}
-	hits, err := v.svc.Search(v.anon, docs.SearchRequest{Query: "secret hello"})
+	hits, err := v.svc.Search(v.anon, pages.SearchRequest{Query: "secret hello"})
 	if err != nil || hits.Total != 1 || hits.Hits[0].Path != "Public.md" {
 		t.Fatalf("anonymous search = %+v, %v", hits, err)
 	}
@@ -203,7 +203,7 @@ func TestReadersCannotWriteAndAnonymousSeePublicOnly(t *testing.T) {
 func TestCreatePageDerivesPathAndFrontmatter(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e store.Engine) {
 		v := mustEnv(t, e)
-		r, err := v.svc.CreatePage(v.ctx, docs.CreateRequest{Title: "Beta: the plan", ParentPath: "Projects", Content: "# Beta\n\nNew project...", Icon: "📦"})
+		r, err := v.svc.CreatePage(v.ctx, pages.CreateRequest{Title: "Beta: the plan", ParentPath: "Projects", Content: "# Beta\n\nNew project...", Icon: "📦"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,9 +214,9 @@ func TestCreatePageDerivesPathAndFrontmatter(t *testing.T) {
 		if got.Frontmatter["title"] != "Beta: the plan" || !strings.Contains(got.Content, "New project...") {
 			t.Fatalf("content %q", got.Content)
 		}
-		_, err = v.svc.CreatePage(v.ctx, docs.CreateRequest{Title: "Beta: the plan", ParentPath: "Projects/_index.md"})
+		_, err = v.svc.CreatePage(v.ctx, pages.CreateRequest{Title: "Beta: the plan", ParentPath: "Projects/_index.md"})
 		wantCode(t, err, atrium.EConflict)
-		_, err = v.svc.CreatePage(v.ctx, docs.CreateRequest{Title: "  "})
+		_, err = v.svc.CreatePage(v.ctx, pages.CreateRequest{Title: "  "})
 		wantCode(t, err, atrium.EInvalid)
 	})
 }
@@ -230,7 +230,7 @@ func TestListPagesDepthFoldersAndPrivacy(t *testing.T) {
 		v.write(t, "Projects/Alpha.md", pub+"# Alpha")
 		v.write(t, "Projects/Alpha/Spec.md", pub+"# Spec")
 		v.write(t, "Archive/Old.md", "# Old")
-		list := func(r docs.ListRequest) []string {
+		list := func(r pages.ListRequest) []string {
 			t.Helper()
 			res, err := v.svc.ListPages(v.ctx, r)
 			if err != nil {
@@ -246,26 +246,26 @@ func TestListPagesDepthFoldersAndPrivacy(t *testing.T) {
 			}
 			return out
 		}
-		if diff := cmp.Diff([]string{"Archive/ +", "Projects/_index.md +", "Welcome.md"}, list(docs.ListRequest{IncludePrivate: true})); diff != "" {
+		if diff := cmp.Diff([]string{"Archive/ +", "Projects/_index.md +", "Welcome.md"}, list(pages.ListRequest{IncludePrivate: true})); diff != "" {
 			t.Errorf("root depth 1 (-want +got):\n%s", diff)
 		}
-		if diff := cmp.Diff([]string{"Projects/_index.md +", "Projects/Alpha.md +", "Projects/Alpha/ +", "Projects/Alpha/Spec.md", "Welcome.md"}, list(docs.ListRequest{Depth: 3})); diff != "" {
+		if diff := cmp.Diff([]string{"Projects/_index.md +", "Projects/Alpha.md +", "Projects/Alpha/ +", "Projects/Alpha/Spec.md", "Welcome.md"}, list(pages.ListRequest{Depth: 3})); diff != "" {
 			t.Errorf("root depth 3, public only (-want +got):\n%s", diff)
 		}
-		if diff := cmp.Diff([]string{"Projects/Alpha.md +", "Projects/Alpha/ +"}, list(docs.ListRequest{Path: "Projects", IncludePrivate: true})[1:]); diff != "" {
+		if diff := cmp.Diff([]string{"Projects/Alpha.md +", "Projects/Alpha/ +"}, list(pages.ListRequest{Path: "Projects", IncludePrivate: true})[1:]); diff != "" {
 			t.Errorf("Projects (-want +got):\n%s", diff)
 		}
-		res, err := v.svc.ListPages(v.ctx, docs.ListRequest{})
+		res, err := v.svc.ListPages(v.ctx, pages.ListRequest{})
 		if err != nil || res.HiddenPrivate != 1 {
 			t.Errorf("hidden private = %d, %v", res.HiddenPrivate, err)
 		}
-		_, err = v.svc.ListPages(v.ctx, docs.ListRequest{Path: "Nope"})
+		_, err = v.svc.ListPages(v.ctx, pages.ListRequest{Path: "Nope"})
 		wantCode(t, err, atrium.ENotFound)
 		// Pagination visits everything once.
 		var seen []string
 		cursor := ""
 		for {
-			res, err := v.svc.ListPages(v.ctx, docs.ListRequest{Depth: 5, IncludePrivate: true, Limit: 2, Cursor: cursor})
+			res, err := v.svc.ListPages(v.ctx, pages.ListRequest{Depth: 5, IncludePrivate: true, Limit: 2, Cursor: cursor})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -289,12 +289,12 @@ func TestTreeIsNestedAndPaginated(t *testing.T) {
 		for _, p := range []string{"Projects/_index.md", "Projects/Alpha.md", "Projects/Alpha/Spec.md", "Welcome.md"} {
 			v.write(t, p, "# "+p)
 		}
-		res, err := v.svc.Tree(v.ctx, docs.TreeRequest{IncludeMetadata: true})
+		res, err := v.svc.Tree(v.ctx, pages.TreeRequest{IncludeMetadata: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var show func(ns []*docs.TreeNode, indent string) string
-		show = func(ns []*docs.TreeNode, indent string) string {
+		var show func(ns []*pages.TreeNode, indent string) string
+		show = func(ns []*pages.TreeNode, indent string) string {
 			var b strings.Builder
 			for _, n := range ns {
 				b.WriteString(indent + n.Path)
@@ -309,11 +309,11 @@ func TestTreeIsNestedAndPaginated(t *testing.T) {
 		if got := show(res.Root, ""); got != want {
 			t.Errorf("tree:\n%s\nwant:\n%s", got, want)
 		}
-		page1, err := v.svc.Tree(v.ctx, docs.TreeRequest{Limit: 3})
+		page1, err := v.svc.Tree(v.ctx, pages.TreeRequest{Limit: 3})
 		if err != nil || page1.Pages != 3 || page1.NextCursor == "" {
 			t.Fatalf("first window: %d pages, cursor %q, %v", page1.Pages, page1.NextCursor, err)
 		}
-		page2, err := v.svc.Tree(v.ctx, docs.TreeRequest{Limit: 3, Cursor: page1.NextCursor})
+		page2, err := v.svc.Tree(v.ctx, pages.TreeRequest{Limit: 3, Cursor: page1.NextCursor})
 		if err != nil || page2.Pages != 1 || page2.NextCursor != "" || page2.Root[0].Path != "Welcome.md" {
 			t.Fatalf("second window: %+v, %v", page2, err)
 		}
@@ -325,14 +325,14 @@ func TestDeletePageTakesAttachmentsAndLeavesLinksUnresolved(t *testing.T) {
 		v := mustEnv(t, e)
 		v.write(t, "Gone.md", "# Gone")
 		v.write(t, "Stays.md", "see [[Gone]]")
-		if _, err := v.svc.AddAttachment(v.ctx, docs.AttachRequest{PagePath: "Gone.md", FileName: "a.txt", Data: []byte("hello")}); err != nil {
+		if _, err := v.svc.AddAttachment(v.ctx, pages.AttachRequest{PagePath: "Gone.md", FileName: "a.txt", Data: []byte("hello")}); err != nil {
 			t.Fatal(err)
 		}
 		r, err := v.svc.DeletePage(v.ctx, "Gone.md")
 		if err != nil || r.Attachments != 1 || r.Page.Path != "Gone.md" {
 			t.Fatalf("delete = %+v, %v", r, err)
 		}
-		_, err = v.svc.ReadPage(v.ctx, docs.ReadRequest{Path: "Gone.md"})
+		_, err = v.svc.ReadPage(v.ctx, pages.ReadRequest{Path: "Gone.md"})
 		wantCode(t, err, atrium.ENotFound)
 		_, _, err = v.svc.Attachment(v.ctx, "assets/a.txt")
 		wantCode(t, err, atrium.ENotFound)
@@ -359,11 +359,11 @@ func TestRevisionsAndRestore(t *testing.T) {
 		if err != nil || len(more.Revisions) != 1 || more.Revisions[0].Revision != 1 || more.NextCursor != "" {
 			t.Fatalf("more revisions = %+v, %v", more, err)
 		}
-		old, err := v.svc.ReadPage(v.ctx, docs.ReadRequest{Path: "H.md", Revision: 1})
+		old, err := v.svc.ReadPage(v.ctx, pages.ReadRequest{Path: "H.md", Revision: 1})
 		if err != nil || old.Content != "one" || old.Page.Revision != 1 {
 			t.Fatalf("read revision 1 = %+v, %v", old, err)
 		}
-		_, err = v.svc.ReadPage(v.ctx, docs.ReadRequest{Path: "H.md", Revision: 9})
+		_, err = v.svc.ReadPage(v.ctx, pages.ReadRequest{Path: "H.md", Revision: 9})
 		wantCode(t, err, atrium.ENotFound)
 		_, err = v.svc.RestoreRevision(v.ctx, "H.md", 1, 2)
 		wantCode(t, err, atrium.EConflict)
@@ -379,18 +379,18 @@ func TestAttachments(t *testing.T) {
 		v := mustEnv(t, e)
 		v.write(t, "Projects/Alpha.md", "# Alpha")
 		png := []byte("\x89PNG\r\n\x1a\n....")
-		r, err := v.svc.AddAttachment(v.ctx, docs.AttachRequest{PagePath: "Projects/Alpha.md", FileName: "image.png", Data: png})
+		r, err := v.svc.AddAttachment(v.ctx, pages.AttachRequest{PagePath: "Projects/Alpha.md", FileName: "image.png", Data: png})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if r.RelativePath != "./assets/image.png" || r.MarkdownSyntax != "![image.png](./assets/image.png)" || r.Attachment.Path != "Projects/assets/image.png" || r.Attachment.MIMEType != "image/png" {
 			t.Fatalf("attach = %+v", r)
 		}
-		again, err := v.svc.AddAttachment(v.ctx, docs.AttachRequest{PagePath: "Projects/Alpha.md", FileName: "image.png", Data: png})
+		again, err := v.svc.AddAttachment(v.ctx, pages.AttachRequest{PagePath: "Projects/Alpha.md", FileName: "image.png", Data: png})
 		if err != nil || !again.Existing || again.RelativePath != r.RelativePath {
 			t.Fatalf("same file again = %+v, %v", again, err)
 		}
-		other, err := v.svc.AddAttachment(v.ctx, docs.AttachRequest{PagePath: "Projects/Alpha.md", FileName: "image.png", Data: []byte("other")})
+		other, err := v.svc.AddAttachment(v.ctx, pages.AttachRequest{PagePath: "Projects/Alpha.md", FileName: "image.png", Data: []byte("other")})
 		if err != nil || other.RelativePath != "./assets/image-2.png" {
 			t.Fatalf("another file, same name = %+v, %v", other, err)
 		}
@@ -398,7 +398,7 @@ func TestAttachments(t *testing.T) {
 		if err != nil || string(data) != string(png) || att.Size != int64(len(png)) {
 			t.Fatalf("download = %+v %q %v", att, data, err)
 		}
-		for _, bad := range []docs.AttachRequest{
+		for _, bad := range []pages.AttachRequest{
 			{PagePath: "Projects/Alpha.md", FileName: "", Data: png},
 			{PagePath: "Projects/Alpha.md", FileName: "note.md", Data: png},
 			{PagePath: "Projects/Alpha.md", FileName: ".hidden", Data: png},
@@ -406,10 +406,10 @@ func TestAttachments(t *testing.T) {
 			_, err := v.svc.AddAttachment(v.ctx, bad)
 			wantCode(t, err, atrium.EInvalid)
 		}
-		_, err = v.svc.AddAttachment(v.ctx, docs.AttachRequest{PagePath: "Missing.md", FileName: "x.txt", Data: png})
+		_, err = v.svc.AddAttachment(v.ctx, pages.AttachRequest{PagePath: "Missing.md", FileName: "x.txt", Data: png})
 		wantCode(t, err, atrium.ENotFound)
 		v.svc.MaxAttachmentBytes = 10
-		_, err = v.svc.AddAttachment(v.ctx, docs.AttachRequest{PagePath: "Projects/Alpha.md", FileName: "big.bin", Data: make([]byte, 11)})
+		_, err = v.svc.AddAttachment(v.ctx, pages.AttachRequest{PagePath: "Projects/Alpha.md", FileName: "big.bin", Data: make([]byte, 11)})
 		wantCode(t, err, atrium.ETooLarge)
 	})
 }
@@ -422,22 +422,22 @@ func TestNoPageInAFolderNamedLikeAPage(t *testing.T) {
 		v := mustEnv(t, e)
 		v.write(t, "K.md", "# K")
 		v.write(t, "Other.md", "# Other")
-		_, err := v.svc.WritePage(v.ctx, docs.WriteRequest{Path: "K.md/Child.md", Content: "# Child"})
+		_, err := v.svc.WritePage(v.ctx, pages.WriteRequest{Path: "K.md/Child.md", Content: "# Child"})
 		wantCode(t, err, atrium.EInvalid)
 		if !strings.Contains(atrium.ErrorMessage(err), `folder "K.md" ends in .md`) {
 			t.Errorf("message %q does not say what is wrong", atrium.ErrorMessage(err))
 		}
-		_, err = v.svc.WritePage(v.ctx, docs.WriteRequest{Path: "x/New.MD/Child.md", Content: "# Child"})
+		_, err = v.svc.WritePage(v.ctx, pages.WriteRequest{Path: "x/New.MD/Child.md", Content: "# Child"})
 		wantCode(t, err, atrium.EInvalid)
 		_, err = v.svc.MovePage(v.ctx, "Other.md", "K.md/Other.md")
 		wantCode(t, err, atrium.EInvalid)
-		_, err = v.svc.CreatePage(v.ctx, docs.CreateRequest{Title: "Child", ParentPath: "K.md/"})
+		_, err = v.svc.CreatePage(v.ctx, pages.CreateRequest{Title: "Child", ParentPath: "K.md/"})
 		wantCode(t, err, atrium.EInvalid)
-		res, err := v.svc.Import(v.ctx, slices.Values([]docs.File{{Path: "K.md/Imported.md", Content: "# I"}}), docs.ImportOptions{})
+		res, err := v.svc.Import(v.ctx, slices.Values([]pages.File{{Path: "K.md/Imported.md", Content: "# I"}}), pages.ImportOptions{})
 		if err != nil || len(res.Failed) != 1 || !strings.Contains(res.Failed[0].Error, "ends in .md") {
 			t.Fatalf("import = %+v, %v", res, err)
 		}
-		list, err := v.svc.ListPages(v.ctx, docs.ListRequest{Depth: 5, IncludePrivate: true})
+		list, err := v.svc.ListPages(v.ctx, pages.ListRequest{Depth: 5, IncludePrivate: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -449,7 +449,7 @@ func TestNoPageInAFolderNamedLikeAPage(t *testing.T) {
 			t.Fatalf("pages after refused writes (-want +got):\n%s", diff)
 		}
 		// A page's children go in the folder of its name without .md.
-		if _, err := v.svc.CreatePage(v.ctx, docs.CreateRequest{Title: "Child", ParentPath: "K.md"}); err != nil {
+		if _, err := v.svc.CreatePage(v.ctx, pages.CreateRequest{Title: "Child", ParentPath: "K.md"}); err != nil {
 			t.Fatalf("a child of K.md in folder K: %v", err)
 		}
 	})
@@ -465,12 +465,12 @@ func TestAnonymousReadersSeeOnlyPublicRevisions(t *testing.T) {
 		v.write(t, "Plan.md", "---\naccess: public\n---\n# Plan\n\nthe public plan\n")
 		v.write(t, "Plan.md", "---\naccess: public\n---\n# Plan\n\nthe public plan, v2\n")
 
-		_, err := v.svc.ReadPage(v.anon, docs.ReadRequest{Path: "Plan.md", Revision: 1})
+		_, err := v.svc.ReadPage(v.anon, pages.ReadRequest{Path: "Plan.md", Revision: 1})
 		wantCode(t, err, atrium.ENotFound)
 		if strings.Contains(atrium.ErrorMessage(err), "draft") {
 			t.Fatalf("the error shows the private revision: %v", err)
 		}
-		old, err := v.svc.ReadPage(v.anon, docs.ReadRequest{Path: "Plan.md", Revision: 2})
+		old, err := v.svc.ReadPage(v.anon, pages.ReadRequest{Path: "Plan.md", Revision: 2})
 		if err != nil || !strings.Contains(old.Content, "the public plan") || old.Page.UpdatedBy != "" || old.Page.CreatedBy != "" {
 			t.Fatalf("anonymous read of public revision 2 = %+v, %v", old, err)
 		}
@@ -501,7 +501,7 @@ func TestAnonymousReadersSeeOnlyPublicRevisions(t *testing.T) {
 		if err != nil || len(all.Revisions) != 3 || all.Revisions[2].Author != "writer" {
 			t.Fatalf("a member's revision list = %+v, %v", all.Revisions, err)
 		}
-		if r, err := v.svc.ReadPage(v.ctx, docs.ReadRequest{Path: "Plan.md", Revision: 1}); err != nil || !strings.Contains(r.Content, "draft") {
+		if r, err := v.svc.ReadPage(v.ctx, pages.ReadRequest{Path: "Plan.md", Revision: 1}); err != nil || !strings.Contains(r.Content, "draft") {
 			t.Fatalf("a member's read of revision 1 = %+v, %v", r, err)
 		}
 	})

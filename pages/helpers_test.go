@@ -1,21 +1,21 @@
-package docs_test
+package pages_test
 
 import (
 	"context"
 	"testing"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/identity"
 	"github.com/atrium-hq/atrium/identity/identitytest"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
 )
 
-// env is a docs service over a fresh store, with a writer's context.
+// env is a pages service over a fresh store, with a writer's context.
 type env struct {
 	db   *store.DB
-	svc  *docs.Service
+	svc  *pages.Service
 	ids  *identity.Service
 	ctx  context.Context // a writer in workspace default
 	anon context.Context // an anonymous reader of workspace default
@@ -26,28 +26,28 @@ func mustEnv(t testing.TB, e store.Engine) *env {
 	return newEnv(t, storetest.MustOpen(t, e, nil))
 }
 
-// newEnv is the docs service over db, with a writer of workspace default.
+// newEnv is the pages service over db, with a writer of workspace default.
 func newEnv(t testing.TB, db *store.DB) *env {
 	t.Helper()
 	ids := identitytest.New(t, db)
 	a := identitytest.Agent(t, ids, "writer", "")
 	ctx := context.Background()
-	return &env{db: db, svc: docs.New(db, nil), ids: ids, ctx: atrium.NewContextWithActor(ctx, a),
+	return &env{db: db, svc: pages.New(db, nil), ids: ids, ctx: atrium.NewContextWithActor(ctx, a),
 		anon: atrium.NewContextWithActor(ctx, &atrium.Actor{Workspace: a.Workspace})}
 }
 
-func (v *env) write(t testing.TB, path, content string) docs.WriteResult {
+func (v *env) write(t testing.TB, path, content string) pages.WriteResult {
 	t.Helper()
-	r, err := v.svc.WritePage(v.ctx, docs.WriteRequest{Path: path, Content: content, Overwrite: true})
+	r, err := v.svc.WritePage(v.ctx, pages.WriteRequest{Path: path, Content: content, Overwrite: true})
 	if err != nil {
 		t.Fatalf("write %s: %v", path, err)
 	}
 	return r
 }
 
-func (v *env) read(t testing.TB, path string) docs.ReadResult {
+func (v *env) read(t testing.TB, path string) pages.ReadResult {
 	t.Helper()
-	r, err := v.svc.ReadPage(v.ctx, docs.ReadRequest{Path: path})
+	r, err := v.svc.ReadPage(v.ctx, pages.ReadRequest{Path: path})
 	if err != nil {
 		t.Fatalf("read %s: %v", path, err)
 	}

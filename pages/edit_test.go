@@ -1,11 +1,11 @@
-package docs_test
+package pages_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
 )
@@ -62,7 +62,7 @@ func TestReadSectionByHeadingPath(t *testing.T) {
 			{"Notes[2]", "Second plain notes.", "Spec > Notes"},
 		}
 		for _, c := range cases {
-			r, err := v.svc.ReadPage(v.ctx, docs.ReadRequest{Path: "Spec.md", Section: c.section})
+			r, err := v.svc.ReadPage(v.ctx, pages.ReadRequest{Path: "Spec.md", Section: c.section})
 			if err != nil {
 				t.Fatalf("%s: %v", c.section, err)
 			}
@@ -74,14 +74,14 @@ func TestReadSectionByHeadingPath(t *testing.T) {
 			}
 		}
 		// A section that does not exist, or is ambiguous, is an error — never a no-op.
-		_, err := v.svc.ReadPage(v.ctx, docs.ReadRequest{Path: "Spec.md", Section: "Deployment"})
+		_, err := v.svc.ReadPage(v.ctx, pages.ReadRequest{Path: "Spec.md", Section: "Deployment"})
 		wantCode(t, err, atrium.ENotFound)
-		_, err = v.svc.ReadPage(v.ctx, docs.ReadRequest{Path: "Spec.md", Section: "Storage"})
+		_, err = v.svc.ReadPage(v.ctx, pages.ReadRequest{Path: "Spec.md", Section: "Storage"})
 		wantCode(t, err, atrium.EInvalid)
 		if !strings.Contains(atrium.ErrorMessage(err), "Design > Storage") {
 			t.Errorf("ambiguity should list the candidates: %s", atrium.ErrorMessage(err))
 		}
-		_, err = v.svc.ReadPage(v.ctx, docs.ReadRequest{Path: "Spec.md", Section: "Not a heading"})
+		_, err = v.svc.ReadPage(v.ctx, pages.ReadRequest{Path: "Spec.md", Section: "Not a heading"})
 		wantCode(t, err, atrium.ENotFound)
 	})
 }
@@ -90,13 +90,13 @@ func TestEditOperations(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e store.Engine) {
 		v := mustEnv(t, e)
 		base := v.write(t, "Spec.md", spec).Page.Revision
-		r, err := v.svc.EditPage(v.ctx, docs.EditRequest{Path: "Spec.md", BaseRevision: base, Ops: []docs.EditOp{
-			{Op: docs.OpReplaceSection, Section: "Ops > Storage", Content: "Backups hourly, kept 30 days."},
-			{Op: docs.OpAppend, Section: "Design > Storage", Text: "PostgreSQL to scale."},
-			{Op: docs.OpFindReplace, Find: "Intro.", Replace: "Introduction."},
-			{Op: docs.OpSetFrontmatter, Frontmatter: map[string]any{"status": "draft", "tags": []any{"spec"}}},
-			{Op: docs.OpPrepend, Text: "> Draft"},
-			{Op: docs.OpAppend, Text: "The end."},
+		r, err := v.svc.EditPage(v.ctx, pages.EditRequest{Path: "Spec.md", BaseRevision: base, Ops: []pages.EditOp{
+			{Op: pages.OpReplaceSection, Section: "Ops > Storage", Content: "Backups hourly, kept 30 days."},
+			{Op: pages.OpAppend, Section: "Design > Storage", Text: "PostgreSQL to scale."},
+			{Op: pages.OpFindReplace, Find: "Intro.", Replace: "Introduction."},
+			{Op: pages.OpSetFrontmatter, Frontmatter: map[string]any{"status": "draft", "tags": []any{"spec"}}},
+			{Op: pages.OpPrepend, Text: "> Draft"},
+			{Op: pages.OpAppend, Text: "The end."},
 		}})
 		if err != nil {
 			t.Fatal(err)
@@ -113,7 +113,7 @@ func TestEditOperations(t *testing.T) {
 		if strings.Contains(got.Content, "Backups nightly") {
 			t.Error("replace_section kept the old content")
 		}
-		storage, err := v.svc.ReadPage(v.ctx, docs.ReadRequest{Path: "Spec.md", Section: "Design > Storage"})
+		storage, err := v.svc.ReadPage(v.ctx, pages.ReadRequest{Path: "Spec.md", Section: "Design > Storage"})
 		if err != nil || !strings.Contains(storage.Content, "SQLite first.") || !strings.Contains(storage.Content, "PostgreSQL to scale.") {
 			t.Fatalf("append to a section put it elsewhere: %q %v", storage.Content, err)
 		}
@@ -129,19 +129,19 @@ func TestEditIsAllOrNothing(t *testing.T) {
 		v := mustEnv(t, e)
 		v.write(t, "Spec.md", spec)
 		cases := []struct {
-			ops  []docs.EditOp
+			ops  []pages.EditOp
 			code string
 			says string
 		}{
-			{[]docs.EditOp{{Op: docs.OpAppend, Text: "x"}, {Op: docs.OpReplaceSection, Section: "Nope", Content: "y"}}, atrium.ENotFound, "operation 2"},
-			{[]docs.EditOp{{Op: docs.OpFindReplace, Find: "Notes", Replace: "N"}}, atrium.EConflict, "found 3"},
-			{[]docs.EditOp{{Op: docs.OpFindReplace, Find: "absent", Replace: "N"}}, atrium.EConflict, "found 0"},
-			{[]docs.EditOp{{Op: "rewrite"}}, atrium.EInvalid, "unknown op"},
-			{[]docs.EditOp{{Op: docs.OpSetFrontmatter, Frontmatter: map[string]any{"access": "everyone"}}}, atrium.EInvalid, "access"},
+			{[]pages.EditOp{{Op: pages.OpAppend, Text: "x"}, {Op: pages.OpReplaceSection, Section: "Nope", Content: "y"}}, atrium.ENotFound, "operation 2"},
+			{[]pages.EditOp{{Op: pages.OpFindReplace, Find: "Notes", Replace: "N"}}, atrium.EConflict, "found 3"},
+			{[]pages.EditOp{{Op: pages.OpFindReplace, Find: "absent", Replace: "N"}}, atrium.EConflict, "found 0"},
+			{[]pages.EditOp{{Op: "rewrite"}}, atrium.EInvalid, "unknown op"},
+			{[]pages.EditOp{{Op: pages.OpSetFrontmatter, Frontmatter: map[string]any{"access": "everyone"}}}, atrium.EInvalid, "access"},
 			{nil, atrium.EInvalid, "operations is empty"},
 		}
 		for _, c := range cases {
-			_, err := v.svc.EditPage(v.ctx, docs.EditRequest{Path: "Spec.md", Ops: c.ops})
+			_, err := v.svc.EditPage(v.ctx, pages.EditRequest{Path: "Spec.md", Ops: c.ops})
 			wantCode(t, err, c.code)
 			if !strings.Contains(atrium.ErrorMessage(err), c.says) {
 				t.Errorf("message %q should say %q", atrium.ErrorMessage(err), c.says)
@@ -151,12 +151,12 @@ func TestEditIsAllOrNothing(t *testing.T) {
 			t.Fatalf("a failed edit changed the page (revision %d)", got.Page.Revision)
 		}
 		// find_replace with the right expected count replaces them all.
-		r, err := v.svc.EditPage(v.ctx, docs.EditRequest{Path: "Spec.md", Ops: []docs.EditOp{{Op: docs.OpFindReplace, Find: "Storage", Replace: "Persistence", ExpectedCount: 2}}})
+		r, err := v.svc.EditPage(v.ctx, pages.EditRequest{Path: "Spec.md", Ops: []pages.EditOp{{Op: pages.OpFindReplace, Find: "Storage", Replace: "Persistence", ExpectedCount: 2}}})
 		if err != nil || strings.Contains(v.read(t, "Spec.md").Content, "Storage") {
 			t.Fatalf("find_replace x2: %+v %v", r, err)
 		}
 		// A stale base revision is a conflict.
-		_, err = v.svc.EditPage(v.ctx, docs.EditRequest{Path: "Spec.md", BaseRevision: 1, Ops: []docs.EditOp{{Op: docs.OpAppend, Text: "late"}}})
+		_, err = v.svc.EditPage(v.ctx, pages.EditRequest{Path: "Spec.md", BaseRevision: 1, Ops: []pages.EditOp{{Op: pages.OpAppend, Text: "late"}}})
 		wantCode(t, err, atrium.EConflict)
 	})
 }

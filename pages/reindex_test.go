@@ -1,4 +1,4 @@
-package docs_test
+package pages_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
 )
@@ -38,7 +38,7 @@ func (v *env) searchAll(t *testing.T) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
 	for _, q := range reindexQueries {
-		out[q] = paths(v.search(t, docs.SearchRequest{Query: q}))
+		out[q] = paths(v.search(t, pages.SearchRequest{Query: q}))
 	}
 	return out
 }
@@ -128,7 +128,7 @@ func TestSearchKeepsWorkspacesApart(t *testing.T) {
 		one := v.ctx
 		twelve := atrium.NewContextWithActor(ctx, other)
 		write := func(ctx context.Context, path, content string) {
-			if _, err := v.svc.WritePage(ctx, docs.WriteRequest{Path: path, Content: content}); err != nil {
+			if _, err := v.svc.WritePage(ctx, pages.WriteRequest{Path: path, Content: content}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -150,7 +150,7 @@ func TestSearchKeepsWorkspacesApart(t *testing.T) {
 			{twelve, "shared", []string{"Twelve.md"}},
 			{twelve, "+shared -alpha", nil},
 		} {
-			res, err := v.svc.Search(c.ctx, docs.SearchRequest{Query: c.query})
+			res, err := v.svc.Search(c.ctx, pages.SearchRequest{Query: c.query})
 			if err != nil {
 				t.Fatal(err)
 			}

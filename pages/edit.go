@@ -1,4 +1,4 @@
-package docs
+package pages
 
 import (
 	"context"

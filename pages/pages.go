@@ -1,9 +1,9 @@
-// Package docs is the service of the Markdown knowledge base: pages with
+// Package pages is the service of the Markdown knowledge base: pages with
 // frontmatter, sections, links, history, attachments and search. Every rule —
 // path checks, revision checks, link indexing and rewriting, access — lives
 // here, once, for MCP, REST and the folder mirror alike. Each call is one
 // transaction with its event.
-package docs
+package pages
 
 import (
 	"context"
@@ -35,7 +35,7 @@ type PageEvent struct {
 	Origin   string `json:"origin,omitempty"` // who wrote it through which surface, e.g. "mirror"
 }
 
-// Service is the docs service.
+// Service is the pages service.
 type Service struct {
 	db  *store.DB
 	log *slog.Logger
@@ -71,7 +71,7 @@ func (s *Service) changed(ctx context.Context, tx *store.Tx, a *atrium.Actor, c 
 	return nil
 }
 
-// New returns the docs service over db.
+// New returns the pages service over db.
 func New(db *store.DB, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.Default()

@@ -1,4 +1,4 @@
-package docs_test
+package pages_test
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/pages"
 )
 
 func TestNormalizePath(t *testing.T) {
@@ -20,7 +20,7 @@ func TestNormalizePath(t *testing.T) {
 		"Deep/a/b/c/d/e/Page.md": "Deep/a/b/c/d/e/Page.md",
 	}
 	for in, want := range good {
-		got, err := docs.NormalizePath(in)
+		got, err := pages.NormalizePath(in)
 		if err != nil || got != want {
 			t.Errorf("NormalizePath(%q) = %q, %v; want %q", in, got, err, want)
 		}
@@ -45,7 +45,7 @@ func TestNormalizePath(t *testing.T) {
 		"\xff.md":                          "UTF-8",
 	}
 	for in, why := range bad {
-		_, err := docs.NormalizePath(in)
+		_, err := pages.NormalizePath(in)
 		if atrium.ErrorCode(err) != atrium.EInvalid || !strings.Contains(atrium.ErrorMessage(err), why) {
 			t.Errorf("NormalizePath(%q) = %v; want invalid_argument saying %q", in, err, why)
 		}
@@ -59,14 +59,14 @@ func FuzzNormalizePath(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		out, err := docs.NormalizePath(in)
+		out, err := pages.NormalizePath(in)
 		if err != nil {
 			if atrium.ErrorCode(err) != atrium.EInvalid || atrium.ErrorMessage(err) == "" {
 				t.Fatalf("error %v is not a clear invalid_argument", err)
 			}
 			return
 		}
-		again, err := docs.NormalizePath(out)
+		again, err := pages.NormalizePath(out)
 		if err != nil || again != out {
 			t.Fatalf("not idempotent: %q -> %q -> %q, %v", in, out, again, err)
 		}

@@ -1,4 +1,4 @@
-package docs_test
+package pages_test
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
 )
@@ -36,7 +36,7 @@ func TestMoveRewritesEveryLinkToThePage(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e store.Engine) {
 		v := mustEnv(t, e)
 		v.write(t, "Projects/Alpha.md", "---\ntitle: Project Alpha\n---\nSee [Beta](Beta.md) and [home](../Home.md) and ![d](./assets/d.png).\n")
-		if _, err := v.svc.AddAttachment(v.ctx, docs.AttachRequest{PagePath: "Projects/Alpha.md", FileName: "d.png", Data: []byte("png")}); err != nil {
+		if _, err := v.svc.AddAttachment(v.ctx, pages.AttachRequest{PagePath: "Projects/Alpha.md", FileName: "d.png", Data: []byte("png")}); err != nil {
 			t.Fatal(err)
 		}
 		v.write(t, "Projects/Beta.md", "Back to [[Alpha]], [[Projects/Alpha|the project]], [[Project Alpha]] and [Alpha](Alpha.md#goals).\n")
@@ -73,7 +73,7 @@ func TestMoveRewritesEveryLinkToThePage(t *testing.T) {
 		if err != nil || len(links.Incoming) != 6 {
 			t.Errorf("incoming after move = %+v, %v", links.Incoming, err)
 		}
-		_, err = v.svc.ReadPage(v.ctx, docs.ReadRequest{Path: "Projects/Alpha.md"})
+		_, err = v.svc.ReadPage(v.ctx, pages.ReadRequest{Path: "Projects/Alpha.md"})
 		wantCode(t, err, atrium.ENotFound)
 	})
 }
@@ -88,7 +88,7 @@ func TestMoveFolderKeepsLinksInsideAndOutside(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff([]docs.MovedPage{{From: "Old/_index.md", To: "New/Place/_index.md"}, {From: "Old/Sub/Deep.md", To: "New/Place/Sub/Deep.md"}}, r.Moved); diff != "" {
+		if diff := cmp.Diff([]pages.MovedPage{{From: "Old/_index.md", To: "New/Place/_index.md"}, {From: "Old/Sub/Deep.md", To: "New/Place/Sub/Deep.md"}}, r.Moved); diff != "" {
 			t.Errorf("moved (-want +got):\n%s", diff)
 		}
 		for path, body := range map[string]string{
@@ -103,7 +103,7 @@ func TestMoveFolderKeepsLinksInsideAndOutside(t *testing.T) {
 				t.Errorf("%s: unresolved %v", path, u)
 			}
 		}
-		res, err := v.svc.ListPages(v.ctx, docs.ListRequest{Depth: 5, IncludePrivate: true})
+		res, err := v.svc.ListPages(v.ctx, pages.ListRequest{Depth: 5, IncludePrivate: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package docs_test
+package pages_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
 )
@@ -21,7 +21,7 @@ func TestDeletedPagesGoToTheTrash(t *testing.T) {
 		v.write(t, "Notes/Gone.md", "# Gone\n\nfirst words about zebras\n")
 		v.write(t, "Notes/Gone.md", "# Gone\n\nsecond words about zebras\n")
 		v.write(t, "Links.md", "see [[Gone]]")
-		if _, err := v.svc.AddAttachment(v.ctx, docs.AttachRequest{PagePath: "Notes/Gone.md", FileName: "z.txt", Data: []byte("zebra")}); err != nil {
+		if _, err := v.svc.AddAttachment(v.ctx, pages.AttachRequest{PagePath: "Notes/Gone.md", FileName: "z.txt", Data: []byte("zebra")}); err != nil {
 			t.Fatal(err)
 		}
 		del, err := v.svc.DeletePage(v.ctx, "Notes/Gone.md")
@@ -31,19 +31,19 @@ func TestDeletedPagesGoToTheTrash(t *testing.T) {
 		trashed := del.Page.UID
 
 		// Gone from every view.
-		_, err = v.svc.ReadPage(v.ctx, docs.ReadRequest{Path: "Notes/Gone.md"})
+		_, err = v.svc.ReadPage(v.ctx, pages.ReadRequest{Path: "Notes/Gone.md"})
 		wantCode(t, err, atrium.ENotFound)
 		if hits := searchPaths(t, v, "zebras"); len(hits) != 0 {
 			t.Fatalf("search finds a trashed page: %v", hits)
 		}
-		if list, err := v.svc.ListPages(v.ctx, docs.ListRequest{Depth: 5, IncludePrivate: true}); err != nil || len(list.Entries) != 1 {
+		if list, err := v.svc.ListPages(v.ctx, pages.ListRequest{Depth: 5, IncludePrivate: true}); err != nil || len(list.Entries) != 1 {
 			t.Fatalf("list after delete = %+v, %v", list.Entries, err)
 		}
 		_, _, err = v.svc.Attachment(v.ctx, "Notes/assets/z.txt")
 		wantCode(t, err, atrium.ENotFound)
 
 		// But in the trash.
-		tr, err := v.svc.Trash(v.ctx, docs.TrashRequest{})
+		tr, err := v.svc.Trash(v.ctx, pages.TrashRequest{})
 		if err != nil || len(tr.Pages) != 1 || tr.Pages[0].Page.UID != trashed || tr.Pages[0].Attachments != 1 || tr.Pages[0].TrashedBy != "writer" {
 			t.Fatalf("trash = %+v, %v", tr.Pages, err)
 		}
@@ -54,22 +54,22 @@ func TestDeletedPagesGoToTheTrash(t *testing.T) {
 		if err != nil || len(revs.Revisions) != 1 {
 			t.Fatalf("a new page at a trashed page's path has history %+v, %v", revs.Revisions, err)
 		}
-		if _, err := v.svc.AddAttachment(v.ctx, docs.AttachRequest{PagePath: "Notes/Gone.md", FileName: "z.txt", Data: []byte("other")}); err != nil {
+		if _, err := v.svc.AddAttachment(v.ctx, pages.AttachRequest{PagePath: "Notes/Gone.md", FileName: "z.txt", Data: []byte("other")}); err != nil {
 			t.Fatalf("an attachment at a trashed attachment's path: %v", err)
 		}
 
 		// Restoring to the taken path is a conflict that changes nothing.
-		_, err = v.svc.RestorePage(v.ctx, docs.RestoreRequest{PageID: trashed})
+		_, err = v.svc.RestorePage(v.ctx, pages.RestoreRequest{PageID: trashed})
 		wantCode(t, err, atrium.EConflict)
-		_, err = v.svc.RestorePage(v.ctx, docs.RestoreRequest{PageID: trashed, To: "Notes/Gone again.md"})
+		_, err = v.svc.RestorePage(v.ctx, pages.RestoreRequest{PageID: trashed, To: "Notes/Gone again.md"})
 		wantCode(t, err, atrium.EConflict) // its attachment's path is taken too
 		if _, err := v.svc.DeletePage(v.ctx, "Notes/Gone.md"); err != nil {
 			t.Fatal(err)
 		}
 		// The most recently deleted page at a path is the one restored by path.
-		_, err = v.svc.RestorePage(v.readerCtx(t), docs.RestoreRequest{PageID: trashed})
+		_, err = v.svc.RestorePage(v.readerCtx(t), pages.RestoreRequest{PageID: trashed})
 		wantCode(t, err, atrium.EPermission)
-		res, err := v.svc.RestorePage(v.ctx, docs.RestoreRequest{PageID: trashed, To: "Notes/Back.md"})
+		res, err := v.svc.RestorePage(v.ctx, pages.RestoreRequest{PageID: trashed, To: "Notes/Back.md"})
 		if err != nil || res.Page.Path != "Notes/Back.md" || res.Page.Revision != 2 || res.Attachments != 1 {
 			t.Fatalf("restore = %+v, %v", res, err)
 		}
@@ -88,7 +88,7 @@ func TestDeletedPagesGoToTheTrash(t *testing.T) {
 		}
 
 		// The other one is still in the trash; only an admin purges it.
-		tr, err = v.svc.Trash(v.ctx, docs.TrashRequest{Path: "Notes/Gone.md"})
+		tr, err = v.svc.Trash(v.ctx, pages.TrashRequest{Path: "Notes/Gone.md"})
 		if err != nil || len(tr.Pages) != 1 || tr.Pages[0].Page.UID == trashed {
 			t.Fatalf("trash after restore = %+v, %v", tr.Pages, err)
 		}
@@ -98,9 +98,9 @@ func TestDeletedPagesGoToTheTrash(t *testing.T) {
 		if _, err := v.svc.PurgePage(v.withRole(t, "boss", atrium.RoleAdmin), other); err != nil {
 			t.Fatal(err)
 		}
-		_, err = v.svc.RestorePage(v.ctx, docs.RestoreRequest{PageID: other})
+		_, err = v.svc.RestorePage(v.ctx, pages.RestoreRequest{PageID: other})
 		wantCode(t, err, atrium.ENotFound)
-		if tr, err := v.svc.Trash(v.ctx, docs.TrashRequest{}); err != nil || len(tr.Pages) != 0 {
+		if tr, err := v.svc.Trash(v.ctx, pages.TrashRequest{}); err != nil || len(tr.Pages) != 0 {
 			t.Fatalf("trash after purge = %+v, %v", tr.Pages, err)
 		}
 	})
@@ -126,7 +126,7 @@ func TestTrashIsPurgedAfterItsRetention(t *testing.T) {
 		if err != nil || n != 1 {
 			t.Fatalf("purged %d, %v; want 1", n, err)
 		}
-		tr, err := v.svc.Trash(v.ctx, docs.TrashRequest{})
+		tr, err := v.svc.Trash(v.ctx, pages.TrashRequest{})
 		if err != nil || len(tr.Pages) != 1 || tr.Pages[0].Page.Path != "Young.md" {
 			t.Fatalf("trash after the old page's retention = %+v, %v", tr.Pages, err)
 		}
@@ -135,7 +135,7 @@ func TestTrashIsPurgedAfterItsRetention(t *testing.T) {
 
 func searchPaths(t *testing.T, v *env, q string) []string {
 	t.Helper()
-	r, err := v.svc.Search(v.ctx, docs.SearchRequest{Query: q})
+	r, err := v.svc.Search(v.ctx, pages.SearchRequest{Query: q})
 	if err != nil {
 		t.Fatal(err)
 	}

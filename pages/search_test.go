@@ -1,4 +1,4 @@
-package docs_test
+package pages_test
 
 import (
 	"testing"
@@ -7,13 +7,13 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/docs"
 	"github.com/atrium-hq/atrium/internal/vaultgen"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
 )
 
-func (v *env) search(t testing.TB, r docs.SearchRequest) docs.SearchResult {
+func (v *env) search(t testing.TB, r pages.SearchRequest) pages.SearchResult {
 	t.Helper()
 	res, err := v.svc.Search(v.ctx, r)
 	if err != nil {
@@ -22,7 +22,7 @@ func (v *env) search(t testing.TB, r docs.SearchRequest) docs.SearchResult {
 	return res
 }
 
-func paths(res docs.SearchResult) []string {
+func paths(res pages.SearchResult) []string {
 	var out []string
 	for _, h := range res.Hits {
 		out = append(out, h.Path)
@@ -40,7 +40,7 @@ func TestSearchRanksPlainLanguage(t *testing.T) {
 
 		// No word is required: a page with some of the words still matches,
 		// and more matching words rank higher.
-		res := v.search(t, docs.SearchRequest{Query: "how often do database backups run"})
+		res := v.search(t, pages.SearchRequest{Query: "how often do database backups run"})
 		if diff := cmp.Diff([]string{"Ops/Backups.md", "Eng/Schema.md"}, paths(res)); diff != "" {
 			t.Errorf("plain-language ranking (-want +got):\n%s", diff)
 		}
@@ -49,35 +49,35 @@ func TestSearchRanksPlainLanguage(t *testing.T) {
 		}
 		// A title hit outranks a body hit.
 		v.write(t, "Pizza.md", "# Pizza\n\nRecipes.")
-		if got := paths(v.search(t, docs.SearchRequest{Query: "pizza"})); got[0] != "Pizza.md" {
+		if got := paths(v.search(t, pages.SearchRequest{Query: "pizza"})); got[0] != "Pizza.md" {
 			t.Errorf("pizza: %v", got)
 		}
 		cases := []struct {
-			req  docs.SearchRequest
+			req  pages.SearchRequest
 			want []string
 		}{
-			{docs.SearchRequest{Query: `"backups run"`}, []string{"Ops/Backups.md"}},
-			{docs.SearchRequest{Query: `"run backups"`}, nil},
-			{docs.SearchRequest{Query: "arch*"}, []string{"Eng/Architecture.md"}},
-			{docs.SearchRequest{Query: "database +schema"}, []string{"Eng/Schema.md"}},
-			{docs.SearchRequest{Query: "database -schema"}, []string{"Ops/Backups.md"}},
-			{docs.SearchRequest{Query: "database", Path: "Eng"}, []string{"Eng/Schema.md"}},
-			{docs.SearchRequest{Query: "database", Tags: []string{"ops"}}, []string{"Ops/Backups.md"}},
-			{docs.SearchRequest{Query: "CAFÉ database"}, []string{"Eng/Schema.md", "Ops/Backups.md"}}, // the shorter page ranks first
+			{pages.SearchRequest{Query: `"backups run"`}, []string{"Ops/Backups.md"}},
+			{pages.SearchRequest{Query: `"run backups"`}, nil},
+			{pages.SearchRequest{Query: "arch*"}, []string{"Eng/Architecture.md"}},
+			{pages.SearchRequest{Query: "database +schema"}, []string{"Eng/Schema.md"}},
+			{pages.SearchRequest{Query: "database -schema"}, []string{"Ops/Backups.md"}},
+			{pages.SearchRequest{Query: "database", Path: "Eng"}, []string{"Eng/Schema.md"}},
+			{pages.SearchRequest{Query: "database", Tags: []string{"ops"}}, []string{"Ops/Backups.md"}},
+			{pages.SearchRequest{Query: "CAFÉ database"}, []string{"Eng/Schema.md", "Ops/Backups.md"}}, // the shorter page ranks first
 		}
 		for _, c := range cases {
 			if diff := cmp.Diff(c.want, paths(v.search(t, c.req))); diff != "" {
 				t.Errorf("%+v (-want +got):\n%s", c.req, diff)
 			}
 		}
-		_, err := v.svc.Search(v.ctx, docs.SearchRequest{Query: "   "})
+		_, err := v.svc.Search(v.ctx, pages.SearchRequest{Query: "   "})
 		wantCode(t, err, atrium.EInvalid)
 		// Edits are searchable at once.
 		v.write(t, "Misc/Lunch.md", "# Lunch\n\nSushi on Fridays.\n")
-		if got := paths(v.search(t, docs.SearchRequest{Query: "sushi"})); len(got) != 1 {
+		if got := paths(v.search(t, pages.SearchRequest{Query: "sushi"})); len(got) != 1 {
 			t.Errorf("after edit: %v", got)
 		}
-		if got := paths(v.search(t, docs.SearchRequest{Query: "+pizza +fridays"})); len(got) != 0 {
+		if got := paths(v.search(t, pages.SearchRequest{Query: "+pizza +fridays"})); len(got) != 0 {
 			t.Errorf("old content still found: %v", got)
 		}
 	})
@@ -91,7 +91,7 @@ func TestSearchPaginates(t *testing.T) {
 	var all []string
 	cursor := ""
 	for {
-		res := v.search(t, docs.SearchRequest{Query: "common", Limit: 3, Cursor: cursor})
+		res := v.search(t, pages.SearchRequest{Query: "common", Limit: 3, Cursor: cursor})
 		if res.Total != 7 {
 			t.Fatalf("total = %d", res.Total)
 		}
@@ -108,7 +108,7 @@ func TestSearchPaginates(t *testing.T) {
 // The same corpus gives the same results, scores and snippets on both engines.
 func TestSearchIsTheSameOnBothEngines(t *testing.T) {
 	const n = 400
-	queries := []docs.SearchRequest{
+	queries := []pages.SearchRequest{
 		{Query: "database storage design"},
 		{Query: "how do we deploy the gateway service"},
 		{Query: vaultgen.Marker(100)},
@@ -120,12 +120,12 @@ func TestSearchIsTheSameOnBothEngines(t *testing.T) {
 		{Query: "fortress moat portcullis"},
 		{Query: "note", Limit: 50},
 	}
-	results := map[store.Engine][]docs.SearchResult{}
+	results := map[store.Engine][]pages.SearchResult{}
 	for _, e := range storetest.Engines {
 		t.Run(string(e), func(t *testing.T) {
 			v := mustEnv(t, e)
 			err := vaultgen.Generate(7, n, func(p vaultgen.Page) error {
-				_, err := v.svc.WritePage(v.ctx, docs.WriteRequest{Path: p.Path, Content: p.Content})
+				_, err := v.svc.WritePage(v.ctx, pages.WriteRequest{Path: p.Path, Content: p.Content})
 				return err
 			})
 			if err != nil {
@@ -145,7 +145,7 @@ func TestSearchIsTheSameOnBothEngines(t *testing.T) {
 	}
 	for i, q := range queries {
 		// Page IDs are random per store; everything else must match.
-		if diff := cmp.Diff(results[store.SQLite][i], results[store.Postgres][i], cmpopts.IgnoreFields(docs.Hit{}, "PageID")); diff != "" {
+		if diff := cmp.Diff(results[store.SQLite][i], results[store.Postgres][i], cmpopts.IgnoreFields(pages.Hit{}, "PageID")); diff != "" {
 			t.Errorf("%q differs between SQLite and PostgreSQL (-sqlite +postgres):\n%s", q.Query, diff)
 		}
 	}
