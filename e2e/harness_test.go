@@ -335,3 +335,33 @@ func newRequest(method, url, token, body string) (*http.Response, error) {
 	}
 	return res, err
 }
+
+// mcpProcess is a running `atrium mcp` spoken to through its pipes, for
+// tests that write raw JSON-RPC or kill the process.
+type mcpProcess struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout io.Reader
+	stderr *syncBuffer
+	done   chan error // receives Wait's result once
+}
+
+// startMCP starts `atrium mcp` over srv's store as principal agent.
+func startMCP(t *testing.T, srv *server, agent string) *mcpProcess {
+	t.Helper()
+	p := &mcpProcess{cmd: exec.Command(binary, srv.globalArgs("mcp")...), stderr: &syncBuffer{}, done: make(chan error, 1)}
+	p.cmd.Env = append(cleanEnv(), "ATRIUM_AGENT="+agent)
+	p.cmd.Stderr = p.stderr
+	var err error
+	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if p.stdout, err = p.cmd.StdoutPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	return p
+}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -419,23 +418,8 @@ func lightGet(url, token string) error {
 // pipedSearches writes one initialize and n search_pages calls into one
 // `atrium mcp` at once, without waiting: each must be answered.
 func pipedSearches(t *testing.T, srv *server, engine string, n int) {
-	cmd := exec.Command(binary, srv.globalArgs("mcp")...)
-	cmd.Env = append(cleanEnv(), "ATRIUM_AGENT=piper")
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	p := startMCP(t, srv, "piper")
+	cmd, stdin, stdout, stderr, done := p.cmd, p.stdin, p.stdout, p.stderr, p.done
 	defer func() {
 		stdin.Close()
 		select {

@@ -9,7 +9,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -198,23 +197,8 @@ func checkIntact(t *testing.T, srv *server, e store.Engine) {
 // writes and how many were sent.
 func crashStdio(t *testing.T, srv *server, after int) ([]crashAck, int) {
 	t.Helper()
-	cmd := exec.Command(binary, srv.globalArgs("mcp")...)
-	cmd.Env = append(cleanEnv(), "ATRIUM_AGENT=crasher")
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	p := startMCP(t, srv, "crasher")
+	cmd, stdin, stdout, stderr, done := p.cmd, p.stdin, p.stdout, p.stderr, p.done
 	const sent = 300
 	contents := map[float64]crashAck{}
 	var in strings.Builder

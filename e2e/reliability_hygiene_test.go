@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -113,23 +112,8 @@ func openAndClose(t *testing.T, srv *server, n int, open func()) {
 // status 0.
 func stdioProcess(t *testing.T, srv *server, i int) {
 	t.Helper()
-	cmd := exec.Command(binary, srv.globalArgs("mcp")...)
-	cmd.Env = append(cleanEnv(), "ATRIUM_AGENT=hygiene")
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	p := startMCP(t, srv, "hygiene")
+	cmd, stdin, stdout, stderr, done := p.cmd, p.stdin, p.stdout, p.stderr, p.done
 	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"hygiene","version":"1"}}}`)
 	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`)
