@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -21,16 +22,10 @@ func newTrashCmd(g *globals) *cobra.Command {
 		Short: "List the pages in the trash, most recently deleted first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, actor, err := g.openLocal(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer a.close()
-			r, err := a.docs.Trash(atrium.NewContextWithActor(cmd.Context(), actor), pages.TrashRequest{Path: path, Cursor: cursor})
-			if err != nil {
-				return err
-			}
-			return g.printJSON(r.Output())
+			return g.local(cmd, func(ctx context.Context, a *app) (any, error) {
+				r, err := a.docs.Trash(ctx, pages.TrashRequest{Path: path, Cursor: cursor})
+				return r.Output(), err
+			})
 		},
 	}
 	list.Flags().StringVar(&path, "path", "", "only pages deleted from this path")
@@ -43,20 +38,14 @@ func newTrashCmd(g *globals) *cobra.Command {
 		Example: "  atrium trash restore pg_0123456789abcdef\n  atrium trash restore Projects/Alpha.md --to Projects/Alpha-restored.md",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, actor, err := g.openLocal(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer a.close()
 			req := pages.RestoreRequest{PageID: args[0], To: to}
 			if strings.HasSuffix(strings.ToLower(args[0]), ".md") {
 				req = pages.RestoreRequest{Path: args[0], To: to}
 			}
-			r, err := a.docs.RestorePage(atrium.NewContextWithActor(cmd.Context(), actor), req)
-			if err != nil {
-				return err
-			}
-			return g.printJSON(r.Output())
+			return g.local(cmd, func(ctx context.Context, a *app) (any, error) {
+				r, err := a.docs.RestorePage(ctx, req)
+				return r.Output(), err
+			})
 		},
 	}
 	restore.Flags().StringVar(&to, "to", "", "restore to this path instead (when another page has taken its own)")
@@ -66,24 +55,33 @@ func newTrashCmd(g *globals) *cobra.Command {
 		Short: "Delete a page in the trash for good",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, actor, err := g.openLocal(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer a.close()
-			// Whoever can run this command holds the database itself: they
-			// purge as the workspace's admin would.
-			admin := *actor
-			admin.Role = atrium.RoleAdmin
-			p, err := a.docs.PurgePage(atrium.NewContextWithActor(cmd.Context(), &admin), args[0])
-			if err != nil {
-				return err
-			}
-			return g.printJSON(pages.PurgePageOutput{Purged: true, PageID: p.UID, Path: p.Path})
+			return g.local(cmd, func(ctx context.Context, a *app) (any, error) {
+				// Whoever can run this command holds the database itself:
+				// they purge as the workspace's admin would.
+				admin := *atrium.ActorFromContext(ctx)
+				admin.Role = atrium.RoleAdmin
+				p, err := a.docs.PurgePage(atrium.NewContextWithActor(ctx, &admin), args[0])
+				return pages.PurgePageOutput{Purged: true, PageID: p.UID, Path: p.Path}, err
+			})
 		},
 	}
 	cmd.AddCommand(list, restore, purge)
 	return cmd
+}
+
+// local runs fn on the local store as the local caller and prints what it
+// returns as JSON.
+func (g *globals) local(cmd *cobra.Command, fn func(ctx context.Context, a *app) (any, error)) error {
+	a, actor, err := g.openLocal(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	out, err := fn(atrium.NewContextWithActor(cmd.Context(), actor), a)
+	if err != nil {
+		return err
+	}
+	return g.printJSON(out)
 }
 
 func (g *globals) printJSON(v any) error {
