@@ -30,7 +30,8 @@ const (
 // WorkspaceHeader chooses the workspace of a request when the token allows several.
 const WorkspaceHeader = "X-Atrium-Workspace"
 
-// SessionCookie holds a browser's token after it followed a login link.
+// SessionCookie holds a browser's session (never a bearer token) once it has
+// signed in.
 const SessionCookie = "atrium_session"
 
 // Authenticator resolves requests to actors.
@@ -40,18 +41,32 @@ type Authenticator struct {
 	Logger   *slog.Logger
 }
 
-// token is the bearer token of r, or, for browser routes (cookies true) that
-// send no Authorization header, its session cookie. MCP never reads cookies: a
-// browser must not be able to call tools on a user's behalf.
-func token(r *http.Request, cookies bool) (string, error) {
+// credentials are the bearer token of r, or, for browser routes (cookies
+// true) that send no Authorization header, its session cookie. MCP never
+// reads cookies: a browser must not be able to call tools on a user's behalf.
+func credentials(r *http.Request, cookies bool) (token, session string, err error) {
 	t, err := ParseAuthorization(r)
 	if t != "" || err != nil || !cookies {
-		return t, err
+		return t, "", err
 	}
-	if c, err := r.Cookie(SessionCookie); err == nil {
-		return c.Value, nil
+	if c, err := r.Cookie(SessionCookie); err == nil && c.Value != "" {
+		return "", c.Value, nil
 	}
-	return "", nil
+	return "", "", nil
+}
+
+// crossOrigin refuses a state-changing request that a browser sent from
+// another site (Sec-Fetch-Site, else Origin against Host): with a cookie, such
+// a request would act as the signed-in person without their knowing (CSRF).
+var crossOrigin = http.NewCrossOriginProtection()
+
+// CheckSameOrigin is that refusal as an error, for handlers that act on a
+// browser's behalf before it has a session (signing in).
+func CheckSameOrigin(r *http.Request) error {
+	if err := crossOrigin.Check(r); err != nil {
+		return atrium.Errorf(atrium.EPermission, "refused: this request came from another site (cross-site request forgery protection)")
+	}
+	return nil
 }
 
 // Workspace returns the workspace a request asks for: the {workspace} path
@@ -153,9 +168,21 @@ func (a *Authenticator) authenticate(ctx context.Context, r *http.Request, cooki
 		}
 		return actor, err
 	}
-	tok, err := token(r, cookies)
+	tok, session, err := credentials(r, cookies)
 	if err != nil {
 		return nil, err
+	}
+	if session != "" {
+		if err := CheckSameOrigin(r); err != nil {
+			return nil, err
+		}
+		actor, err := a.Identity.AuthenticateSession(ctx, session, ws)
+		if atrium.ErrorCode(err) != atrium.EUnauthenticated {
+			return actor, err
+		}
+		// An ended session leaves an anonymous visitor, as before signing
+		// in; the browser forgets the cookie (see middleware).
+		return nil, errSessionEnded
 	}
 	if tok == "" && anonymous {
 		w, err := a.Identity.Workspace(ctx, ws)
@@ -184,9 +211,19 @@ func (a *Authenticator) Browser(next http.Handler) http.Handler {
 	return a.middleware(next, true, true)
 }
 
+// errSessionEnded: the cookie names a session that has ended.
+var errSessionEnded = errors.New("session ended")
+
 func (a *Authenticator) middleware(next http.Handler, cookies, anonymous bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		actor, err := a.authenticate(r.Context(), r, cookies, anonymous)
+		if errors.Is(err, errSessionEnded) {
+			ClearSession(w, r)
+			var ws atrium.Workspace
+			if ws, err = a.Identity.Workspace(r.Context(), Workspace(r)); err == nil {
+				actor = &atrium.Actor{Workspace: ws}
+			}
+		}
 		if err != nil {
 			Refuse(w, r, a.Logger, err)
 			return
@@ -244,4 +281,18 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(ErrorBody{Error: atrium.ErrorMessage(err), Code: code, Details: atrium.ErrorDetails(err)})
+}
+
+// SetSession gives the browser its session cookie: HttpOnly (no script reads
+// it), SameSite=Lax (sent when a person follows a link here, not on other
+// sites' requests), Secure over TLS.
+func SetSession(w http.ResponseWriter, r *http.Request, secret string) {
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: secret, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
+		Secure: r.TLS != nil, MaxAge: int(identity.SessionLifetime.Seconds())})
+}
+
+// ClearSession makes the browser forget its session cookie.
+func ClearSession(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
+		Secure: r.TLS != nil, MaxAge: -1})
 }

@@ -36,6 +36,7 @@ type Service struct {
 
 	mu      sync.Mutex
 	touched map[int64]time.Time
+	seen    map[string]time.Time // browser sessions, by hash
 	wg      sync.WaitGroup
 }
 
@@ -44,7 +45,7 @@ func New(db *store.DB, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{db: db, log: log, touched: map[int64]time.Time{}}
+	return &Service{db: db, log: log, touched: map[int64]time.Time{}, seen: map[string]time.Time{}}
 }
 
 // Close waits for pending last-used writes.

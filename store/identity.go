@@ -235,6 +235,28 @@ type Grant struct {
 // path of every HTTP request. A token bound to another workspace than the one
 // asked for comes back with Workspace for its own; the caller refuses it.
 func (tx *Tx) TokenGrant(ctx context.Context, hash, workspace string) (Grant, error) {
+	g, err := tx.grant(ctx, "", "t.hash = ?", hash, workspace)
+	if errors.Is(err, sql.ErrNoRows) {
+		return g, atrium.Errorf(atrium.ENotFound, "token not found")
+	}
+	return g, err
+}
+
+// SessionGrant is TokenGrant for the browser session whose secret hashes to
+// hash: the grant of the token it was made from, revoked when either is, or
+// when the session has expired at now.
+func (tx *Tx) SessionGrant(ctx context.Context, hash, workspace string) (Grant, error) {
+	g, err := tx.grant(ctx, "JOIN browser_sessions s ON s.token_id = t.id AND s.revoked_at IS NULL AND s.expires_at > ?",
+		"s.hash = ?", hash, workspace, micros(tx.now))
+	if errors.Is(err, sql.ErrNoRows) {
+		return g, atrium.Errorf(atrium.ENotFound, "session not found")
+	}
+	return g, err
+}
+
+// grant reads the grant of the token that join and where select, in one
+// statement.
+func (tx *Tx) grant(ctx context.Context, join, where, key, workspace string, joinArgs ...any) (Grant, error) {
 	if workspace == "" {
 		workspace = atrium.DefaultWorkspace
 	}
@@ -245,16 +267,14 @@ func (tx *Tx) TokenGrant(ctx context.Context, hash, workspace string) (Grant, er
 		kind                string
 		pAt                 int64
 	)
+	args := append(append([]any{}, joinArgs...), workspace, key)
 	err := tx.queryRow(ctx, `SELECT t.id, t.revoked_at, bw.name, p.id, p.handle, p.kind, p.display_name, p.created_at, w.id, w.name, w.created_at, m.role
-		FROM tokens t
+		FROM tokens t `+join+`
 		JOIN principals p ON p.id = t.principal_id
 		LEFT JOIN workspaces bw ON bw.id = t.workspace_id
 		LEFT JOIN workspaces w ON w.id = COALESCE(t.workspace_id, (SELECT id FROM workspaces WHERE name = ?))
 		LEFT JOIN memberships m ON m.workspace_id = w.id AND m.principal_id = p.id
-		WHERE t.hash = ?`, workspace, hash).Scan(&g.TokenID, &revoked, &bound, &g.Principal.ID, &g.Principal.Handle, &kind, &g.Principal.DisplayName, &pAt, &wsID, &wsName, &wsAt, &role)
-	if errors.Is(err, sql.ErrNoRows) {
-		return g, atrium.Errorf(atrium.ENotFound, "token not found")
-	}
+		WHERE `+where, args...).Scan(&g.TokenID, &revoked, &bound, &g.Principal.ID, &g.Principal.Handle, &kind, &g.Principal.DisplayName, &pAt, &wsID, &wsName, &wsAt, &role)
 	if err != nil {
 		return g, err
 	}
@@ -265,6 +285,61 @@ func (tx *Tx) TokenGrant(ctx context.Context, hash, workspace string) (Grant, er
 	}
 	g.Role = atrium.Role(role.String)
 	return g, nil
+}
+
+// A BrowserSession is a signed-in browser.
+type BrowserSession struct {
+	ID        int64
+	TokenID   int64
+	Principal string
+	UserAgent string
+	CreatedAt time.Time
+	LastSeen  time.Time
+	ExpiresAt time.Time
+	Revoked   bool
+}
+
+// InsertSession stores a new session of token, by the hash of its secret.
+func (tx *Tx) InsertSession(ctx context.Context, s *BrowserSession, hash string) error {
+	s.CreatedAt, s.LastSeen = tx.now, tx.now
+	return tx.queryRow(ctx, `INSERT INTO browser_sessions (token_id, hash, user_agent, created_at, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+		s.TokenID, hash, s.UserAgent, micros(tx.now), micros(tx.now), micros(s.ExpiresAt)).Scan(&s.ID)
+}
+
+// RevokeSession ends the session whose secret hashes to hash, or with id;
+// it reports whether there was one.
+func (tx *Tx) RevokeSession(ctx context.Context, id int64, hash string) (bool, error) {
+	res, err := tx.exec(ctx, "UPDATE browser_sessions SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? OR hash = ?", micros(tx.now), id, hash)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// TouchSession records that the session was used at t.
+func (tx *Tx) TouchSession(ctx context.Context, hash string, t time.Time) error {
+	_, err := tx.exec(ctx, "UPDATE browser_sessions SET last_seen_at = ? WHERE hash = ?", micros(t), hash)
+	return err
+}
+
+// Sessions lists the live sessions of principal handle ("" for everyone's),
+// newest first.
+func (tx *Tx) Sessions(ctx context.Context, handle string) ([]BrowserSession, error) {
+	q := `SELECT s.id, s.token_id, p.handle, s.user_agent, s.created_at, s.last_seen_at, s.expires_at
+		FROM browser_sessions s JOIN tokens t ON t.id = s.token_id JOIN principals p ON p.id = t.principal_id
+		WHERE s.revoked_at IS NULL AND t.revoked_at IS NULL AND s.expires_at > ?`
+	args := []any{micros(tx.now)}
+	if handle != "" {
+		q += " AND p.handle = ?"
+		args = append(args, handle)
+	}
+	return queryAll(ctx, tx, func(sc scanner) (s BrowserSession, err error) {
+		var created, seen, expires int64
+		err = sc.Scan(&s.ID, &s.TokenID, &s.Principal, &s.UserAgent, &created, &seen, &expires)
+		s.CreatedAt, s.LastSeen, s.ExpiresAt = fromMicros(created), fromMicros(seen), fromMicros(expires)
+		return s, err
+	}, q+" ORDER BY s.created_at DESC, s.id DESC", args...)
 }
 
 // HandleGrant resolves principal handle in workspace in one statement. A

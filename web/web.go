@@ -1,18 +1,25 @@
-// Package web is Atrium's browser surface. For now it is the front door: a
-// landing page that says what is running and how to connect, and the one-time
-// login link that turns a token into a browser session cookie.
+// Package web is Atrium's browser surface: server-rendered pages over the
+// same services as MCP and REST. Browsers sign in with a token (the login
+// link, or the form) and then hold a server-side session in an HttpOnly
+// cookie; every state-changing request from another site is refused.
 package web
 
 import (
+	"embed"
 	"html/template"
+	"io/fs"
 	"log/slog"
 	"net/http"
-	"net/url"
-	"time"
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/authn"
 )
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
 
 // Handler serves the browser routes.
 type Handler struct {
@@ -20,49 +27,65 @@ type Handler struct {
 	Logger *slog.Logger
 }
 
+// pages are the templates, each with the layout.
+var pages = map[string]*template.Template{}
+
+func init() {
+	for _, name := range []string{"index", "login", "logout"} {
+		pages[name] = template.Must(template.New(name).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
+	}
+}
+
 // Register mounts the routes on mux.
 func (h *Handler) Register(mux *http.ServeMux) {
-	mux.Handle("GET /{$}", h.Auth.Browser(http.HandlerFunc(h.index)))
-	mux.HandleFunc("GET /login", h.login)
+	static, _ := fs.Sub(staticFS, "static")
+	mux.Handle("GET /static/", secure(http.StripPrefix("/static/", http.FileServerFS(static))))
+	mux.Handle("GET /{$}", secure(h.Auth.Browser(http.HandlerFunc(h.index))))
+	mux.Handle("GET /login", secure(http.HandlerFunc(h.loginPage)))
+	mux.Handle("POST /login", secure(http.HandlerFunc(h.login)))
+	mux.Handle("GET /logout", secure(http.HandlerFunc(h.logoutPage)))
+	mux.Handle("POST /logout", secure(http.HandlerFunc(h.logout)))
 }
 
-var indexPage = template.Must(template.New("index").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Atrium</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:44rem;margin:3rem auto;padding:0 1rem;color:#222}code{background:#f3f3f3;padding:.1em .3em;border-radius:3px}</style>
-</head><body>
-<h1>Atrium</h1>
-{{if .Actor}}<p>Signed in as <strong>{{.Actor.Principal.Handle}}</strong> ({{.Actor.Role}}) in workspace <strong>{{.Actor.Workspace.Name}}</strong>.</p>
-{{else}}<p>Not signed in. Open the login link that <code>atrium serve</code> printed, or create a token with <code>atrium token create</code>.</p>{{end}}
-<p>Agents connect over MCP: Streamable HTTP at <code>{{.Base}}/mcp</code>, or stdio with <code>atrium mcp</code>.</p>
-<p>Version {{.Version}}.</p>
-</body></html>`))
+// secure sends the headers every page carries: a Content-Security-Policy
+// that lets nothing run or load but the server's own scripts and styles (so
+// HTML inside a page body never executes), no framing, no sniffing.
+func secure(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// view is what every page template gets.
+type view struct {
+	Actor   *atrium.Actor // nil: anonymous
+	Version string
+	Base    string
+	Token   string
+	Error   string
+}
+
+func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, name string, v view) {
+	if a := atrium.ActorFromContext(r.Context()); a != nil && a.Role != "" {
+		v.Actor = a
+	}
+	v.Version = atrium.Version
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	if err := pages[name].ExecuteTemplate(w, "layout", v); err != nil {
+		h.Logger.Warn("render page", "page", name, "err", err)
+	}
+}
 
 func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
-	actor := atrium.ActorFromContext(r.Context())
-	if actor != nil && actor.Role == "" {
-		actor = nil // anonymous
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	base := (&url.URL{Scheme: "http", Host: r.Host}).String()
-	if err := indexPage.Execute(w, map[string]any{"Actor": actor, "Base": base, "Version": atrium.Version}); err != nil {
-		h.Logger.Warn("render index", "err", err)
-	}
-}
-
-// login checks the token in the link, keeps it in an HttpOnly, same-site
-// cookie and sends the browser home without the token in its address bar.
-func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
-	token := r.URL.Query().Get("token")
-	r2 := r.Clone(r.Context())
-	r2.Header.Set("Authorization", "Bearer "+token)
-	if _, err := h.Auth.Authenticate(r.Context(), r2); err != nil {
-		authn.WriteError(w, r, h.Logger, err)
-		return
-	}
-	http.SetCookie(w, &http.Cookie{
-		Name: authn.SessionCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
-		Secure: r.TLS != nil, Expires: time.Now().Add(30 * 24 * time.Hour),
-	})
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	h.render(w, r, http.StatusOK, "index", view{Base: scheme + "://" + r.Host})
 }

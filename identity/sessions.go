@@ -1,0 +1,126 @@
+package identity
+
+import (
+	"context"
+	"crypto/rand"
+	"time"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/store"
+)
+
+// SessionPrefix starts every browser session secret. A browser's cookie holds
+// one of these, never a bearer token: a session can be listed, expires and is
+// revoked alone, and a stolen cookie is not a token that works over MCP.
+const SessionPrefix = "ats_"
+
+// SessionLifetime is how long a browser stays signed in.
+const SessionLifetime = 30 * 24 * time.Hour
+
+// Login turns a bearer token into a browser session in workspace and returns
+// the session's secret, shown to no one but the browser's cookie.
+func (s *Service) Login(ctx context.Context, token, workspace, userAgent string) (string, *atrium.Actor, error) {
+	a, err := s.Authenticate(ctx, token, workspace)
+	if err != nil {
+		return "", nil, err
+	}
+	secret := SessionPrefix + rand.Text()
+	if len(userAgent) > 200 {
+		userAgent = userAgent[:200]
+	}
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		g, err := tx.TokenGrant(ctx, HashToken(token), workspace)
+		if err != nil {
+			return err
+		}
+		bs := store.BrowserSession{TokenID: g.TokenID, UserAgent: userAgent, ExpiresAt: tx.Now().Add(SessionLifetime)}
+		if err := tx.InsertSession(ctx, &bs, HashToken(secret)); err != nil {
+			return err
+		}
+		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, "session.created", a.Principal.Handle, map[string]any{"session": bs.ID})
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	return secret, a, nil
+}
+
+// AuthenticateSession is Authenticate for a browser session's secret.
+func (s *Service) AuthenticateSession(ctx context.Context, secret, workspace string) (*atrium.Actor, error) {
+	const ended = "your browser session has ended (signed out, expired or revoked): sign in again"
+	if len(secret) <= len(SessionPrefix) || secret[:len(SessionPrefix)] != SessionPrefix {
+		return nil, atrium.Errorf(atrium.EUnauthenticated, ended)
+	}
+	var g store.Grant
+	hash := HashToken(secret)
+	err := s.db.Read(ctx, func(tx *store.Tx) (err error) {
+		g, err = tx.SessionGrant(ctx, hash, workspace)
+		return err
+	})
+	switch {
+	case atrium.ErrorCode(err) == atrium.ENotFound || err == nil && g.Revoked:
+		return nil, atrium.Errorf(atrium.EUnauthenticated, ended)
+	case err != nil:
+		return nil, err
+	case g.BoundTo != "" && workspace != "" && workspace != g.BoundTo:
+		return nil, atrium.Errorf(atrium.EPermission, "this session is for workspace %q, not %q", g.BoundTo, workspace)
+	}
+	a, err := actorOf(g, workspace)
+	if err != nil {
+		return nil, err
+	}
+	s.touchSession(hash)
+	return a, nil
+}
+
+// touchSession records a session's use in the background, at most once per
+// touchEvery, as touch does for tokens.
+func (s *Service) touchSession(hash string) {
+	now := s.db.Now()
+	s.mu.Lock()
+	last, ok := s.seen[hash]
+	if ok && now.Sub(last) < touchEvery {
+		s.mu.Unlock()
+		return
+	}
+	s.seen[hash] = now
+	s.mu.Unlock()
+	s.wg.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.db.Update(ctx, func(tx *store.Tx) error { return tx.TouchSession(ctx, hash, now) }); err != nil {
+			s.log.Warn("record session use", "err", err)
+		}
+	})
+}
+
+// Logout ends the session whose secret a browser held. Ending one that has
+// already ended is no error.
+func (s *Service) Logout(ctx context.Context, secret string) error {
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		_, err := tx.RevokeSession(ctx, 0, HashToken(secret))
+		return err
+	})
+}
+
+// Sessions lists the live browser sessions of principal handle, or of
+// everyone when handle is "".
+func (s *Service) Sessions(ctx context.Context, handle string) ([]store.BrowserSession, error) {
+	var out []store.BrowserSession
+	err := s.db.View(ctx, func(tx *store.Tx) (err error) {
+		out, err = tx.Sessions(ctx, handle)
+		return err
+	})
+	return out, err
+}
+
+// RevokeSession ends session id (an admin's sign-out of someone's browser).
+func (s *Service) RevokeSession(ctx context.Context, id int64) error {
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		found, err := tx.RevokeSession(ctx, id, "")
+		if err == nil && !found {
+			err = atrium.Errorf(atrium.ENotFound, "no browser session %d (atrium session list shows them)", id)
+		}
+		return err
+	})
+}
