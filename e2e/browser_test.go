@@ -135,3 +135,66 @@ func TestBrowserSignsInWithTheForm(t *testing.T) {
 		t.Fatalf("signed in as %q", who)
 	}
 }
+
+// xssPayloads are what a page's author might try; none may run in a reader's
+// browser. Each sets window.pwned.
+var xssPayloads = []string{
+	`<script>window.pwned=1</script>`,
+	`<img src=x onerror="window.pwned=1">`,
+	`<svg onload="window.pwned=1"></svg>`,
+	`[click me](javascript:window.pwned=1)`,
+	`<a href="javascript:window.pwned=1">x</a>`,
+	`<iframe srcdoc="<script>parent.pwned=1</script>"></iframe>`,
+	"[[<img src=x onerror=window.pwned=1>]]",
+	`<style>@import 'javascript:window.pwned=1'</style>`,
+}
+
+// A signed-in person reads a page: rendered Markdown, wikilinks that lead
+// somewhere (and ones that do not yet, marked), backlinks; nothing the
+// author wrote runs; an anonymous visitor sees no private page.
+func TestBrowserReadsAPage(t *testing.T) {
+	srv := startServe(t, "")
+	cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "2025-11-25")
+	alpha := "---\ntags: [plan, infra]\n---\n# Alpha\n\nSee [[Beta]] and [[Missing]].\n\n" + strings.Join(xssPayloads, "\n\n") + "\n"
+	for p, c := range map[string]string{"Projects/Alpha.md": alpha, "Projects/Beta.md": "# Beta\n\nBack to [[Alpha]].\n", "Projects/Odd & 'name'.md": "---\ntitle: <b>odd</b><img src=x onerror=window.pwned=1>\ntags: [\"<script>window.pwned=1</script>\"]\n---\n# Odd\n"} {
+		if res := callTool(t, cs, "write_page", map[string]any{"path": p, "content": c}); res.IsError {
+			t.Fatalf("write %s: %+v", p, res.Content)
+		}
+	}
+	b := newBrowser(t)
+	b.do("anonymous reads a private page", chromedp.Navigate(srv.URL+"/pages/Projects/Alpha.md"), chromedp.WaitVisible(chromedp.CSS(".error")))
+	if html := read(b, "the page", chromedp.OuterHTML(chromedp.CSS("main"))); strings.Contains(html, "See") {
+		t.Fatalf("an anonymous visitor sees the private page:\n%s", html)
+	}
+	b.do("sign in and read", chromedp.Navigate(srv.URL+"/login?token="+srv.AdminToken), chromedp.WaitVisible(chromedp.CSS(".who")),
+		chromedp.Navigate(srv.URL+"/pages/Projects/Alpha.md"), chromedp.WaitVisible(chromedp.CSS("article.page")))
+	if title := read(b, "heading", chromedp.Text(chromedp.CSS(".markdown h1"))); title != "Alpha" {
+		t.Fatalf("heading = %q", title)
+	}
+	if href := read(b, "resolved link", chromedp.AttributeValue(chromedp.CSS(".markdown a.wikilink:not(.unresolved)"), "href")); href.Value != "/pages/Projects/Beta.md" {
+		t.Fatalf("[[Beta]] leads to %+v", href)
+	}
+	if missing := read(b, "unresolved link", chromedp.Text(chromedp.CSS(".markdown a.wikilink.unresolved"))); missing != "Missing" {
+		t.Fatalf("the unresolved link reads %q", missing)
+	}
+	if back := read(b, "backlinks", chromedp.Text(chromedp.CSS(".backlinks"))); !strings.Contains(back, "Beta") {
+		t.Fatalf("backlinks = %q", back)
+	}
+	if chips := read(b, "chips", chromedp.Text(chromedp.CSS(".chips"))); !strings.Contains(chips, "#plan") || !strings.Contains(chips, "private") {
+		t.Fatalf("chips = %q", chips)
+	}
+	if side := read(b, "sidebar", chromedp.Text(chromedp.CSS(".sidebar"))); !strings.Contains(side, "Beta") || !strings.Contains(side, "<b>odd</b>") {
+		t.Fatalf("sidebar = %q", side)
+	}
+	b.do("follow the link", chromedp.Click(chromedp.CSS(".markdown a.wikilink:not(.unresolved)")), chromedp.WaitVisible(chromedp.CSS(`.sidebar a[aria-current="page"]`)))
+	if title := read(b, "Beta's heading", chromedp.Text(chromedp.CSS(".markdown h1"))); title != "Beta" {
+		t.Fatalf("after following [[Beta]]: heading %q", title)
+	}
+	if pwned := read(b, "payload flag", chromedp.Evaluate[bool](`window.pwned === 1 || document.querySelector('iframe') !== null`)); pwned {
+		t.Fatal("a payload in a page ran or left an iframe")
+	}
+	b.do("back to Alpha", chromedp.Navigate(srv.URL+"/pages/Projects/Alpha.md"), chromedp.WaitVisible(chromedp.CSS("article.page")))
+	if pwned := read(b, "payload flag on Alpha", chromedp.Evaluate[bool](`window.pwned === 1 || document.querySelector('.markdown script, .markdown iframe, .markdown [onerror], .markdown [onload]') !== null`)); pwned {
+		t.Fatal("a payload in Alpha ran or kept its element")
+	}
+}

@@ -20,12 +20,12 @@ func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	h.render(w, r, http.StatusOK, "login", view{Token: token})
+	h.render(w, r, http.StatusOK, "login", &view{Token: token})
 }
 
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	if err := authn.CheckSameOrigin(r); err != nil {
-		h.render(w, r, http.StatusForbidden, "login", view{Error: atrium.ErrorMessage(err)})
+		h.render(w, r, http.StatusForbidden, "login", &view{Error: atrium.ErrorMessage(err)})
 		return
 	}
 	h.signIn(w, r, r.PostFormValue("token"))
@@ -37,7 +37,7 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request, token string) {
 	secret, _, err := h.Auth.Identity.Login(r.Context(), token, authn.Workspace(r), r.UserAgent())
 	if err != nil {
 		status := authn.Status(atrium.ErrorCode(err))
-		h.render(w, r, status, "login", view{Error: atrium.ErrorMessage(err)})
+		h.render(w, r, status, "login", &view{Error: atrium.ErrorMessage(err)})
 		return
 	}
 	authn.SetSession(w, r, secret)
@@ -45,7 +45,7 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request, token string) {
 }
 
 func (h *Handler) logoutPage(w http.ResponseWriter, r *http.Request) {
-	h.render(w, r, http.StatusOK, "logout", view{})
+	h.render(w, r, http.StatusOK, "logout", &view{})
 }
 
 // logout ends the browser's session on the server, not only its cookie.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/authn"
+	"github.com/atrium-hq/atrium/pages"
 )
 
 //go:embed templates/*.html
@@ -24,17 +25,20 @@ var staticFS embed.FS
 // Handler serves the browser routes.
 type Handler struct {
 	Auth   *authn.Authenticator
+	Docs   *pages.Service
 	Logger *slog.Logger
 }
 
-// pages are the templates, each with the layout.
-var pages = map[string]*template.Template{}
+// templates are the pages, each with the layout.
+var templates = map[string]*template.Template{}
 
 func init() {
-	for _, name := range []string{"index", "login", "logout"} {
-		pages[name] = template.Must(template.New(name).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
+	for _, name := range []string{"index", "login", "logout", "page", "error"} {
+		templates[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}
 }
+
+var funcs = template.FuncMap{"pageURL": pageURL}
 
 // Register mounts the routes on mux.
 func (h *Handler) Register(mux *http.ServeMux) {
@@ -45,6 +49,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	mux.Handle("POST /login", secure(http.HandlerFunc(h.login)))
 	mux.Handle("GET /logout", secure(http.HandlerFunc(h.logoutPage)))
 	mux.Handle("POST /logout", secure(http.HandlerFunc(h.logout)))
+	mux.Handle("GET /pages/{path...}", secure(h.Auth.Browser(http.HandlerFunc(h.page))))
 }
 
 // secure sends the headers every page carries: a Content-Security-Policy
@@ -60,7 +65,7 @@ func secure(next http.Handler) http.Handler {
 	})
 }
 
-// view is what every page template gets.
+// view is what every page template gets; a page's own data embeds it.
 type view struct {
 	Actor   *atrium.Actor // nil: anonymous
 	Version string
@@ -69,7 +74,12 @@ type view struct {
 	Error   string
 }
 
-func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, name string, v view) {
+func (v *view) common() *view { return v }
+
+type viewData interface{ common() *view }
+
+func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, name string, data viewData) {
+	v := data.common()
 	if a := atrium.ActorFromContext(r.Context()); a != nil && a.Role != "" {
 		v.Actor = a
 	}
@@ -77,7 +87,7 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	if err := pages[name].ExecuteTemplate(w, "layout", v); err != nil {
+	if err := templates[name].ExecuteTemplate(w, "layout", data); err != nil {
 		h.Logger.Warn("render page", "page", name, "err", err)
 	}
 }
@@ -87,5 +97,5 @@ func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	h.render(w, r, http.StatusOK, "index", view{Base: scheme + "://" + r.Host})
+	h.render(w, r, http.StatusOK, "index", &view{Base: scheme + "://" + r.Host})
 }

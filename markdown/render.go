@@ -1,0 +1,97 @@
+package markdown
+
+import (
+	"bytes"
+	"html"
+	"strconv"
+	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
+)
+
+// renderer turns Markdown into HTML for browsers: CommonMark with GitHub's
+// tables, strikethrough and task lists, heading IDs for #anchors. Raw HTML
+// in a page is never passed through (goldmark leaves a comment in its
+// place), and links with javascript:, vbscript: or file: targets are
+// emptied: a page is text someone else wrote.
+var renderer = goldmark.New(
+	goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList),
+	goldmark.WithParserOptions(parser.WithAutoHeadingID()),
+)
+
+// A Target is where a wikilink goes in the browser.
+type Target struct {
+	Href     string // "" when the link resolves to nothing
+	Resolved bool
+}
+
+// Render returns the HTML of a page body. Wikilinks ([[Page#Heading|alias]],
+// ![[embed]]) become links to what resolve says, marked "unresolved" when it
+// resolves to nothing; Markdown links stay as written.
+func Render(body string, resolve func(Link) Target) (string, error) {
+	p := parse(body)
+	var src strings.Builder
+	var wikis []Link
+	last := 0
+	for _, l := range p.doc.Links {
+		if l.Kind != KindWiki {
+			continue
+		}
+		// Each wikilink stands in the source as a private-use mark that
+		// Markdown leaves alone, and becomes its link in the HTML.
+		src.WriteString(body[last:l.Start])
+		src.WriteString(mark(len(wikis)))
+		wikis = append(wikis, l)
+		last = l.End
+	}
+	src.WriteString(body[last:])
+	var out bytes.Buffer
+	if err := renderer.Convert([]byte(src.String()), &out); err != nil {
+		return "", err
+	}
+	s := out.String()
+	for i, l := range wikis {
+		s = strings.Replace(s, mark(i), wikiHTML(l, resolve(l)), 1)
+	}
+	return s, nil
+}
+
+func mark(i int) string { return "\uE000" + strconv.Itoa(i) + "\uE001" }
+
+func wikiHTML(l Link, t Target) string {
+	text := l.Alias
+	if text == "" {
+		text = l.Target
+		if l.Heading != "" {
+			text = strings.TrimPrefix(text+" > "+l.Heading, " > ")
+		}
+	}
+	class := "wikilink"
+	if !t.Resolved {
+		class += " unresolved"
+	}
+	href := t.Href
+	if l.Heading != "" && href != "" {
+		href += "#" + headingID(l.Heading)
+	}
+	if href == "" {
+		return `<a class="` + class + `" title="no page is called this yet">` + html.EscapeString(text) + `</a>`
+	}
+	return `<a class="` + class + `" href="` + html.EscapeString(href) + `">` + html.EscapeString(text) + `</a>`
+}
+
+// headingID is the ID goldmark gives a heading of this text.
+func headingID(text string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(text)) {
+		switch {
+		case r == ' ' || r == '-':
+			b.WriteByte('-')
+		case r == '_' || 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || r > 127:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

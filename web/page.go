@@ -1,0 +1,95 @@
+package web
+
+import (
+	"html/template"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/authn"
+	"github.com/atrium-hq/atrium/markdown"
+	"github.com/atrium-hq/atrium/pages"
+)
+
+// pageView is a page as the browser shows it.
+type pageView struct {
+	view
+	Page      atrium.Page
+	HTML      template.HTML // rendered by markdown.Render: raw HTML dropped
+	Tags      []string
+	Siblings  []pages.Entry // the page's folder, for the sidebar
+	MoreInDir bool
+	Backlinks []pages.IncomingLink
+	Folder    string
+}
+
+// page shows /pages/{path}: the rendered Markdown, its frontmatter as chips,
+// its folder beside it and what links to it.
+func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
+	p := r.PathValue("path")
+	ctx := r.Context()
+	read, err := h.Docs.ReadPage(ctx, pages.ReadRequest{Path: p})
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	links, err := h.Docs.Links(ctx, read.Page.Path)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	targets := map[string]string{}
+	for _, l := range links.Outgoing {
+		if l.Resolved {
+			targets[strings.ToLower(l.Target)] = l.Path
+		}
+	}
+	_, body, _ := markdown.Split(read.Page.Content)
+	out, err := markdown.Render(body, func(l markdown.Link) markdown.Target {
+		if to, ok := targets[strings.ToLower(l.Target)]; ok {
+			return markdown.Target{Href: pageURL(to), Resolved: true}
+		}
+		if l.Target == "" { // [[#Heading]]: this page
+			return markdown.Target{Href: pageURL(read.Page.Path), Resolved: true}
+		}
+		return markdown.Target{}
+	})
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	v := pageView{Page: read.Page, HTML: template.HTML(out), Tags: read.Page.Tags, Backlinks: links.Incoming, Folder: path.Dir(read.Page.Path)}
+	if v.Folder == "." {
+		v.Folder = ""
+	}
+	a := atrium.ActorFromContext(ctx)
+	list, err := h.Docs.ListPages(ctx, pages.ListRequest{Path: v.Folder, IncludePrivate: a.Role != "", Limit: sidebarLimit})
+	if err == nil {
+		v.Siblings, v.MoreInDir = list.Entries, list.NextCursor != ""
+	}
+	h.render(w, r, http.StatusOK, "page", &v)
+}
+
+// sidebarLimit keeps the sidebar light at any size of workspace: one folder,
+// at most this many entries.
+const sidebarLimit = 200
+
+// pageURL is the browser address of a page.
+func pageURL(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return "/pages/" + strings.Join(segs, "/")
+}
+
+// fail shows an error as a page, in the status its code means.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	code := atrium.ErrorCode(err)
+	if code == atrium.EInternal || code == "" {
+		h.Logger.Error("web page failed", "path", r.URL.Path, "err", err)
+	}
+	h.render(w, r, authn.Status(code), "error", &view{Error: atrium.ErrorMessage(err)})
+}
