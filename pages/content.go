@@ -19,7 +19,6 @@ const maxContentBytes = 2 << 20
 // parsed is a page's content taken apart.
 type parsed struct {
 	fm     string // frontmatter YAML as written
-	hasFM  bool
 	body   string
 	meta   markdown.Frontmatter
 	doc    *markdown.Doc
@@ -32,12 +31,12 @@ func parse(path, content string) (*parsed, error) {
 	if len(content) > maxContentBytes {
 		return nil, atrium.Errorf(atrium.ETooLarge, "page content is %d bytes; the limit is %d", len(content), maxContentBytes)
 	}
-	fm, body, hasFM := markdown.Split(content)
+	fm, body, doc := markdown.ParsePage(content)
 	meta, err := markdown.ParseFrontmatter(fm)
 	if err != nil {
 		return nil, atrium.Errorf(atrium.EInvalid, "invalid frontmatter in %s: %v", path, err)
 	}
-	p := &parsed{fm: fm, hasFM: hasFM, body: body, meta: meta, doc: markdown.Parse(body), access: atrium.AccessPrivate}
+	p := &parsed{fm: fm, body: body, meta: meta, doc: doc, access: atrium.AccessPrivate}
 	if meta.Access != "" {
 		p.access = atrium.Access(meta.Access)
 	}
@@ -89,14 +88,9 @@ func (p *parsed) index(path string) store.PageIndex {
 		}
 	}
 	slices.Sort(idx.Tokens)
-	// Lines count in the whole page, as read_page shows it.
-	offset := 0
-	if p.fm != "" || p.hasFM {
-		offset = strings.Count(p.fm, "\n") + 2
-	}
 	for _, l := range p.doc.Links {
 		if key, ok := linkKey(path, l); ok {
-			idx.Links = append(idx.Links, atrium.PageLink{Kind: linkKind(l), Target: l.Target, Key: key, Heading: l.Heading, Line: l.Line + offset})
+			idx.Links = append(idx.Links, atrium.PageLink{Kind: linkKind(l), Target: l.Target, Key: key, Heading: l.Heading, Line: l.Line})
 		}
 	}
 	return idx

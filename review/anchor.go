@@ -41,8 +41,11 @@ type page struct {
 	byPath map[string]markdown.Heading
 }
 
-func newPage(body string) *page {
-	p := &page{body: body, doc: markdown.Parse(body), byPath: map[string]markdown.Heading{}}
+// newPage parses a page's content; its line numbers (in section errors) are
+// file lines, its offsets the body's.
+func newPage(content string) *page {
+	_, body, doc := markdown.ParsePage(content)
+	p := &page{body: body, doc: doc, byPath: map[string]markdown.Heading{}}
 	dups := map[string]bool{}
 	for _, h := range p.doc.Headings {
 		k := sectionPath(h)
