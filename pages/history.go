@@ -3,6 +3,7 @@ package pages
 import (
 	"context"
 	"strconv"
+	"strings"
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/markdown"
@@ -297,18 +298,18 @@ func (s *Service) Links(ctx context.Context, path string) (LinksResult, error) {
 	return res, err
 }
 
-// resolve picks, for each link key, the page it means: a page at that path
-// first, then a page with that title, then a page with that file name (the
-// first in path order when several share it) — the order Obsidian users expect.
+// resolve picks, for each link key, the page it means, as Obsidian does: a
+// page at that path first, then a page with that file name (the one nearest
+// the root when several share it, then the first in path order); Atrium adds
+// a page with that title last.
 func resolve(ctx context.Context, tx *store.Tx, ws int64, keys []string) (map[string]store.PageSummary, error) {
 	targets, err := tx.ResolveKeys(ctx, ws, dedupe(keys))
 	if err != nil {
 		return nil, err
 	}
-	rank := map[string]int{"path": 0, "title": 1, "name": 2}
 	best := map[string]store.Target{}
 	for _, t := range targets { // in path order
-		if b, ok := best[t.Key]; !ok || rank[t.Match] < rank[b.Match] {
+		if b, ok := best[t.Key]; !ok || betterTarget(t, b) {
 			best[t.Key] = t
 		}
 	}
@@ -318,6 +319,21 @@ func resolve(ctx context.Context, tx *store.Tx, ws int64, keys []string) (map[st
 	}
 	return out, nil
 }
+
+// matchRank orders the ways a key reaches a page.
+var matchRank = map[string]int{"path": 0, "name": 1, "title": 2}
+
+// betterTarget reports whether t is a better meaning of its key than b, which
+// comes before it in path order.
+func betterTarget(t, b store.Target) bool {
+	if rt, rb := matchRank[t.Match], matchRank[b.Match]; rt != rb {
+		return rt < rb
+	}
+	return t.Match == "name" && depth(t.Page.Path) < depth(b.Page.Path)
+}
+
+// depth is how many folders deep a path is.
+func depth(p string) int { return strings.Count(p, "/") }
 
 func dedupe(keys []string) []string {
 	seen := map[string]bool{}

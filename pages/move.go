@@ -176,6 +176,59 @@ type mover struct {
 	paths map[string]string     // old path key -> new path, for every moved page
 	atts  map[string]string     // old attachment path key -> new path
 	byID  map[int64]atrium.Page // moved pages as they were
+	after map[string]int64      // link key -> the page it means once the move is done (0: none)
+	err   error                 // the first store error of resolvesAfter
+}
+
+// resolvesAfter reports whether a wikilink key means page id once the move is
+// done: the store still holds the pages where they were, so the moved pages
+// are taken out of its answer and matched at their new paths instead.
+func (m *mover) resolvesAfter(key string, id int64) bool {
+	if got, ok := m.after[key]; ok {
+		return got == id
+	}
+	if m.after == nil {
+		m.after = map[string]int64{}
+	}
+	targets, err := m.tx.ResolveKeys(m.ctx, m.ws, []string{key})
+	if err != nil {
+		if m.err == nil {
+			m.err = err
+		}
+		return false
+	}
+	var cands []store.Target
+	for _, t := range targets {
+		if _, moving := m.byID[t.Page.ID]; !moving {
+			cands = append(cands, t)
+		}
+	}
+	for pid, p := range m.byID {
+		np := m.paths[store.PathKey(p.Path)]
+		title := p.Title
+		if pc, err := parse(np, p.Content); err == nil {
+			title = pc.title // a title taken from the file name follows it
+		}
+		s := store.PageSummary{ID: pid, Path: np, Title: title}
+		for _, mt := range []struct{ key, how string }{{targetKey(np), "path"}, {targetKey(baseName(np)), "name"}, {strings.ToLower(strings.TrimSpace(title)), "title"}} {
+			if mt.key == key {
+				cands = append(cands, store.Target{Key: key, Page: s, Match: mt.how})
+			}
+		}
+	}
+	slices.SortStableFunc(cands, func(x, y store.Target) int { return strings.Compare(store.PathKey(x.Page.Path), store.PathKey(y.Page.Path)) })
+	var best *store.Target
+	for i := range cands {
+		if best == nil || betterTarget(cands[i], *best) {
+			best = &cands[i]
+		}
+	}
+	if best != nil {
+		m.after[key] = best.Page.ID
+	} else {
+		m.after[key] = 0
+	}
+	return m.after[key] == id
 }
 
 // checkFree refuses a move onto pages that stay where they are.
@@ -290,6 +343,9 @@ func (m *mover) rewrite(s *Service, a *atrium.Actor) (changed, links int, err er
 		}
 		fm, body, _ := markdown.Split(p.Content)
 		edits := m.linkEdits(docs[p.ID], body, oldPath, newPath, before)
+		if m.err != nil {
+			return 0, 0, m.err
+		}
 		content := p.Content
 		if len(edits) > 0 {
 			nb, err := markdown.Rewrite(body, edits)
@@ -344,20 +400,29 @@ func (m *mover) linkEdits(d *markdown.Doc, body, oldPath, newPath string, before
 			if !moved {
 				continue
 			}
-			var repl string
-			switch {
-			case key == targetKey(t.Path): // by path
-				repl = strings.TrimSuffix(np, pathExt(np))
-				if strings.HasSuffix(strings.ToLower(strings.TrimSpace(l.Target)), ".md") {
-					repl = np
+			// The link keeps the form its author wrote: a path stays a
+			// path, a file name a file name (or a title a title) where it
+			// still means the moved page alone; else it becomes its path.
+			withMD := strings.HasSuffix(strings.ToLower(strings.TrimSpace(l.Target)), ".md")
+			long := strings.TrimSuffix(np, pathExt(np))
+			if withMD {
+				long = np
+			}
+			repl := long
+			switch key {
+			case targetKey(t.Path):
+			case targetKey(baseName(t.Path)):
+				short := baseName(np)
+				if withMD {
+					short += ".md"
 				}
-			case key == strings.ToLower(strings.TrimSpace(t.Title)):
-				continue // by title: a move keeps the title
-			default: // by file name
-				if strings.EqualFold(baseName(np), baseName(t.Path)) {
+				if m.resolvesAfter(targetKey(short), t.ID) {
+					repl = short
+				}
+			default: // by title, which a move keeps unless it was the file name
+				if m.resolvesAfter(key, t.ID) {
 					continue
 				}
-				repl = baseName(np)
 			}
 			if repl != strings.TrimSpace(written) {
 				edits = append(edits, markdown.Edit{Start: l.TargetStart, End: l.TargetEnd, Text: repl})
