@@ -216,7 +216,9 @@ func (m *mover) resolvesAfter(key string, id int64) bool {
 			}
 		}
 	}
-	slices.SortStableFunc(cands, func(x, y store.Target) int { return strings.Compare(store.PathKey(x.Page.Path), store.PathKey(y.Page.Path)) })
+	slices.SortStableFunc(cands, func(x, y store.Target) int {
+		return strings.Compare(store.PathKey(x.Page.Path), store.PathKey(y.Page.Path))
+	})
 	var best *store.Target
 	for i := range cands {
 		if best == nil || betterTarget(cands[i], *best) {
