@@ -115,9 +115,9 @@ func linkKind(l markdown.Link) atrium.LinkKind {
 }
 
 // linkKey is the key a link resolves by: for a wikilink its target (a title,
-// a file name or a path, without .md), for a Markdown link the page path it
-// points at (without .md). Links to no page (URLs, attachments, [[#heading]])
-// have none.
+// a file name or a path, without .md), for a Markdown link the path it
+// points at (a page's without .md, an attachment's as it is). Links to
+// nothing in the workspace (URLs, [[#heading]]) have none.
 func linkKey(from string, l markdown.Link) (string, bool) {
 	if l.Kind == "wiki" {
 		t := strings.TrimSpace(l.Target)
@@ -127,8 +127,11 @@ func linkKey(from string, l markdown.Link) (string, bool) {
 		return targetKey(t), true
 	}
 	resolved, ok := markdown.ResolveMarkdown(from, l.Target)
-	if !ok || !strings.EqualFold(pathExt(resolved), ".md") {
+	if !ok {
 		return "", false
+	}
+	if !strings.EqualFold(pathExt(resolved), ".md") {
+		return store.PathKey(resolved), true
 	}
 	return targetKey(resolved), true
 }
