@@ -12,8 +12,8 @@ import (
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/pages"
-	"github.com/atrium-hq/atrium/vault"
 	"github.com/atrium-hq/atrium/store"
+	"github.com/atrium-hq/atrium/vault"
 )
 
 // --- folder → store ---
