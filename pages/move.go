@@ -46,7 +46,7 @@ func (s *Service) MovePage(ctx context.Context, from, to string) (MoveResult, er
 		if err != nil {
 			return err
 		}
-		mv := &mover{ctx: ctx, tx: tx, ws: a.Workspace.ID, actor: a.Principal.ID, paths: map[string]string{}, byID: map[int64]atrium.Page{}}
+		mv := &mover{ctx: ctx, tx: tx, ws: a.Workspace.ID, actor: a.Principal.ID, plan: plan, paths: map[string]string{}, byID: map[int64]atrium.Page{}}
 		for _, p := range moving {
 			np := plan.target(p.Path)
 			if err := checkFolders(np); err != nil {
@@ -173,6 +173,7 @@ type mover struct {
 	tx    *store.Tx
 	ws    int64
 	actor int64
+	plan  movePlan
 	paths map[string]string     // old path key -> new path, for every moved page
 	atts  map[string]string     // old attachment path key -> new path
 	byID  map[int64]atrium.Page // moved pages as they were
@@ -250,8 +251,10 @@ func (m *mover) checkFree() error {
 	return nil
 }
 
-// moveAttachments moves each moved page's attachments to the assets folder
-// beside its new path, so that the page's relative links keep working.
+// moveAttachments moves the attachments that go with what moves, so that
+// relative links keep working: a page's assets folder beside it, or
+// everything inside a moved folder. Files kept elsewhere (an Obsidian
+// vault's Attachments/) stay where the vault keeps them.
 func (m *mover) moveAttachments() (int, error) {
 	m.atts = map[string]string{}
 	n := 0
@@ -260,13 +263,18 @@ func (m *mover) moveAttachments() (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		newDir := folderOf(m.paths[store.PathKey(p.Path)])
+		assets := join(folderOf(p.Path), AssetsFolder) + "/"
+		newAssets := join(folderOf(m.paths[store.PathKey(p.Path)]), AssetsFolder)
 		for _, at := range atts {
-			rest := at.Path
-			if dir := folderOf(p.Path); dir != "" {
-				rest = strings.TrimPrefix(at.Path, dir+"/")
+			var np string
+			switch key := store.PathKey(at.Path); {
+			case m.plan.folder && strings.HasPrefix(key, store.PathKey(m.plan.from)+"/"):
+				np = join(m.plan.to, at.Path[len(m.plan.from)+1:])
+			case !m.plan.folder && strings.HasPrefix(key, store.PathKey(assets)):
+				np = join(newAssets, at.Path[len(assets):])
+			default:
+				continue
 			}
-			np := join(newDir, rest)
 			if store.PathKey(np) == store.PathKey(at.Path) {
 				continue
 			}
