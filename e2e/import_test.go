@@ -40,7 +40,8 @@ func writeVault(t *testing.T) string {
 		".obsidian/app.json":          "{}",
 		".obsidian/Hidden.md":         "# Hidden\n",
 		"Projects/.draft.md":          "# Draft\n",
-		"notes.txt":                   "not a page",
+		"notes.txt":                   "kept as an attachment",
+		"Site/intro.mdx":              "# Intro\n\n<Note>MDX</Note>\n",
 		"Broken.md":                   "---\ntitle: [unclosed\n---\n# Broken\n",
 	})
 	writeFiles(t, outside, map[string]string{"Secret.md": "# Secret\n"})
@@ -62,9 +63,9 @@ func TestImportVault(t *testing.T) {
 		}
 		sum := parseSummary(t, errOut)
 		sum.want(t, "pages", "5 created, 0 updated, 0 unchanged")
-		sum.want(t, "attachments", "1 added, 0 unchanged")
+		sum.want(t, "attachments", "2 added, 0 unchanged")
 		sum.wantList(t, "ignored", "Linked.md", "Outside.md", "OutsideDir")
-		sum.wantList(t, "skipped", "notes.txt: ")
+		sum.wantList(t, "skipped", "Site/intro.mdx: a Markdown page of another flavour (.mdx): import it with --ext .mdx")
 		sum.wantList(t, "failed", "Broken.md: invalid frontmatter")
 		if strings.Contains(errOut, ".obsidian") || strings.Contains(errOut, ".draft") || strings.Contains(errOut, "\r") {
 			t.Errorf("hidden files must go unmentioned, and no progress line off a terminal:\n%s", errOut)
@@ -102,7 +103,7 @@ func TestImportVault(t *testing.T) {
 		}
 		sum = parseSummary(t, errOut)
 		sum.want(t, "pages", "0 created, 0 updated, 5 unchanged")
-		sum.want(t, "attachments", "0 added, 1 unchanged")
+		sum.want(t, "attachments", "0 added, 2 unchanged")
 		if got := db.revisions(t, "Projects/Alpha.md"); got != revs {
 			t.Errorf("re-import made revisions: %d, was %d", got, revs)
 		}
@@ -126,18 +127,18 @@ func TestImportVault(t *testing.T) {
 	})
 }
 
-// A file in an assets folder whose folder has no page has nobody to belong
-// to: it fails, and says why.
+// An attachment belongs to the nearest page up its path; a vault without
+// pages has nobody to hold it: it fails, and says why.
 func TestImportAttachmentWithoutPage(t *testing.T) {
 	t.Parallel()
 	db := newCLIDB(t, store.SQLite)
 	vault := t.TempDir()
-	writeFiles(t, vault, map[string]string{"Lonely/assets/a.png": pngBytes, "Home.md": "# Home\n"})
+	writeFiles(t, vault, map[string]string{"Lonely/assets/a.png": pngBytes})
 	_, errOut, code := db.run(t, "import", vault)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s", code, errOut)
 	}
-	parseSummary(t, errOut).wantList(t, "failed", "Lonely/assets/a.png: no page in Lonely")
+	parseSummary(t, errOut).wantList(t, "failed", "Lonely/assets/a.png: no page to attach files to")
 }
 
 // Export, then import into a fresh store and export again: the two folders

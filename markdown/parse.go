@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/yuin/goldmark"
@@ -102,6 +103,33 @@ type page struct {
 func Parse(body string) *Doc {
 	d := parse(body).doc
 	return &d
+}
+
+// ParsePage reads a whole page: it splits off the frontmatter and parses the
+// body, with every line number (of headings, links, and the heading lists of
+// section errors) counted in the whole file, as a reader of the file and
+// read_page see it. Byte offsets stay offsets in body.
+func ParsePage(content string) (fm, body string, d *Doc) {
+	fm, body, _ = Split(content)
+	d = Parse(body)
+	if n := LinesBefore(content, body); n > 0 {
+		for i := range d.Headings {
+			d.Headings[i].Line += n
+		}
+		for i := range d.Links {
+			d.Links[i].Line += n
+		}
+	}
+	return fm, body, d
+}
+
+// LinesBefore is the number of lines of content before body, its tail (as
+// Split returns it): the frontmatter and its delimiters.
+func LinesBefore(content, body string) int {
+	if len(body) > len(content) || content[len(content)-len(body):] != body {
+		return 0
+	}
+	return strings.Count(content[:len(content)-len(body)], "\n")
 }
 
 func parse(body string) (p *page) {

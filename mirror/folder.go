@@ -13,6 +13,7 @@ import (
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/store"
+	"github.com/atrium-hq/atrium/vault"
 )
 
 // --- folder → store ---
@@ -273,8 +274,10 @@ func (m *Mirror) adopt(rel string, p atrium.Page) {
 }
 
 func (m *Mirror) attachmentFromFile(rel string, b []byte) {
-	if !pages.IsAttachmentPath(rel) {
-		m.report(rel, "only .md pages and files in assets folders are synced")
+	// The folder's files are read by the vault's rules, as import reads
+	// them: an attachment may live anywhere.
+	if kind, why := (vault.Options{}).Classify(rel); kind != vault.Attachment {
+		m.report(rel, why)
 		return
 	}
 	hash := hashBytes(b)

@@ -9,6 +9,7 @@ import (
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/store"
+	"github.com/atrium-hq/atrium/vault"
 )
 
 // reconcile brings the folder and the store together at start, by content
@@ -165,7 +166,7 @@ func (m *Mirror) reconcile() error {
 			if isPage(rel) {
 				m.forget(rel)
 				m.pageFromFile(rel, b)
-			} else if pages.IsAttachmentPath(rel) {
+			} else if kind, _ := (vault.Options{}).Classify(rel); kind == vault.Attachment {
 				m.attachmentFromFile(rel, b)
 			}
 		}

@@ -19,7 +19,6 @@ const maxContentBytes = 2 << 20
 // parsed is a page's content taken apart.
 type parsed struct {
 	fm     string // frontmatter YAML as written
-	hasFM  bool
 	body   string
 	meta   markdown.Frontmatter
 	doc    *markdown.Doc
@@ -32,12 +31,12 @@ func parse(path, content string) (*parsed, error) {
 	if len(content) > maxContentBytes {
 		return nil, atrium.Errorf(atrium.ETooLarge, "page content is %d bytes; the limit is %d", len(content), maxContentBytes)
 	}
-	fm, body, hasFM := markdown.Split(content)
+	fm, body, doc := markdown.ParsePage(content)
 	meta, err := markdown.ParseFrontmatter(fm)
 	if err != nil {
 		return nil, atrium.Errorf(atrium.EInvalid, "invalid frontmatter in %s: %v", path, err)
 	}
-	p := &parsed{fm: fm, hasFM: hasFM, body: body, meta: meta, doc: markdown.Parse(body), access: atrium.AccessPrivate}
+	p := &parsed{fm: fm, body: body, meta: meta, doc: doc, access: atrium.AccessPrivate}
 	if meta.Access != "" {
 		p.access = atrium.Access(meta.Access)
 	}
@@ -89,14 +88,9 @@ func (p *parsed) index(path string) store.PageIndex {
 		}
 	}
 	slices.Sort(idx.Tokens)
-	// Lines count in the whole page, as read_page shows it.
-	offset := 0
-	if p.fm != "" || p.hasFM {
-		offset = strings.Count(p.fm, "\n") + 2
-	}
 	for _, l := range p.doc.Links {
 		if key, ok := linkKey(path, l); ok {
-			idx.Links = append(idx.Links, atrium.PageLink{Kind: linkKind(l), Target: l.Target, Key: key, Heading: l.Heading, Line: l.Line + offset})
+			idx.Links = append(idx.Links, atrium.PageLink{Kind: linkKind(l), Target: l.Target, Key: key, Heading: l.Heading, Line: l.Line})
 		}
 	}
 	return idx
@@ -121,9 +115,9 @@ func linkKind(l markdown.Link) atrium.LinkKind {
 }
 
 // linkKey is the key a link resolves by: for a wikilink its target (a title,
-// a file name or a path, without .md), for a Markdown link the page path it
-// points at (without .md). Links to no page (URLs, attachments, [[#heading]])
-// have none.
+// a file name or a path, without .md), for a Markdown link the path it
+// points at (a page's without .md, an attachment's as it is). Links to
+// nothing in the workspace (URLs, [[#heading]]) have none.
 func linkKey(from string, l markdown.Link) (string, bool) {
 	if l.Kind == "wiki" {
 		t := strings.TrimSpace(l.Target)
@@ -133,8 +127,11 @@ func linkKey(from string, l markdown.Link) (string, bool) {
 		return targetKey(t), true
 	}
 	resolved, ok := markdown.ResolveMarkdown(from, l.Target)
-	if !ok || !strings.EqualFold(pathExt(resolved), ".md") {
+	if !ok {
 		return "", false
+	}
+	if !strings.EqualFold(pathExt(resolved), ".md") {
+		return store.PathKey(resolved), true
 	}
 	return targetKey(resolved), true
 }

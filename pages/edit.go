@@ -121,7 +121,7 @@ func prefixError(prefix string, err error) error {
 }
 
 func applyOp(path, content string, op EditOp) (string, error) {
-	fm, body, _ := markdown.Split(content)
+	fm, body, doc := markdown.ParsePage(content)
 	switch op.Op {
 	case OpAppend, OpPrepend:
 		if op.Text == "" {
@@ -129,7 +129,7 @@ func applyOp(path, content string, op EditOp) (string, error) {
 		}
 		start, end := 0, len(body)
 		if op.Section != "" {
-			h, err := markdown.Parse(body).Section(op.Section)
+			h, err := doc.Section(op.Section)
 			if err != nil {
 				return "", sectionError(path, err)
 			}
@@ -159,7 +159,7 @@ func applyOp(path, content string, op EditOp) (string, error) {
 		if op.Section == "" {
 			return "", atrium.Errorf(atrium.EInvalid, "section is required")
 		}
-		h, err := markdown.Parse(body).Section(op.Section)
+		h, err := doc.Section(op.Section)
 		if err != nil {
 			return "", sectionError(path, err)
 		}

@@ -3,6 +3,7 @@ package pages
 import (
 	"context"
 	"strconv"
+	"strings"
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/markdown"
@@ -249,10 +250,24 @@ func (s *Service) Links(ctx context.Context, path string) (LinksResult, error) {
 		if err != nil {
 			return err
 		}
+		var rest []string
+		for _, k := range keys {
+			if _, ok := targets[k]; !ok {
+				rest = append(rest, k)
+			}
+		}
+		atts, err := resolveAttachments(ctx, tx, a.Workspace.ID, rest, member)
+		if err != nil {
+			return err
+		}
 		for _, l := range out {
 			ol := OutgoingLink{PageLink: l}
-			if t, ok := targets[l.Key]; ok && (member || t.Access == atrium.AccessPublic) {
-				ol.Resolved, ol.Path, ol.Title = true, t.Path, t.Title
+			if t, ok := targets[l.Key]; ok {
+				if member || t.Access == atrium.AccessPublic {
+					ol.Resolved, ol.Path, ol.Title = true, t.Path, t.Title
+				}
+			} else if at, ok := atts[l.Key]; ok {
+				ol.Resolved, ol.Path, ol.Title = true, at.Path, at.Name
 			}
 			res.Outgoing = append(res.Outgoing, ol)
 		}
@@ -297,18 +312,18 @@ func (s *Service) Links(ctx context.Context, path string) (LinksResult, error) {
 	return res, err
 }
 
-// resolve picks, for each link key, the page it means: a page at that path
-// first, then a page with that title, then a page with that file name (the
-// first in path order when several share it) — the order Obsidian users expect.
+// resolve picks, for each link key, the page it means, as Obsidian does: a
+// page at that path first, then a page with that file name (the one nearest
+// the root when several share it, then the first in path order); Atrium adds
+// a page with that title last.
 func resolve(ctx context.Context, tx *store.Tx, ws int64, keys []string) (map[string]store.PageSummary, error) {
 	targets, err := tx.ResolveKeys(ctx, ws, dedupe(keys))
 	if err != nil {
 		return nil, err
 	}
-	rank := map[string]int{"path": 0, "title": 1, "name": 2}
 	best := map[string]store.Target{}
 	for _, t := range targets { // in path order
-		if b, ok := best[t.Key]; !ok || rank[t.Match] < rank[b.Match] {
+		if b, ok := best[t.Key]; !ok || betterTarget(t, b) {
 			best[t.Key] = t
 		}
 	}
@@ -318,6 +333,73 @@ func resolve(ctx context.Context, tx *store.Tx, ws int64, keys []string) (map[st
 	}
 	return out, nil
 }
+
+// resolveAttachments picks, for each link key, the attachment it means, as
+// Obsidian does: the one at that path, else the one with that file name
+// nearest the root (the first in path order among those). Anonymous readers
+// (member false) only get attachments of public pages.
+func resolveAttachments(ctx context.Context, tx *store.Tx, ws int64, keys []string, member bool) (map[string]atrium.Attachment, error) {
+	out := map[string]atrium.Attachment{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	list, err := tx.AttachmentsByKey(ctx, ws, dedupe(keys))
+	if err != nil {
+		return nil, err
+	}
+	public := map[int64]bool{}
+	if !member {
+		var ids []int64
+		for _, at := range list {
+			ids = append(ids, at.PageID)
+		}
+		owners, err := tx.PagesByID(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range owners {
+			public[p.ID] = p.Access == atrium.AccessPublic
+		}
+	}
+	want, byPath := keysIn(keys), map[string]bool{}
+	for _, at := range list { // in path order
+		if !member && !public[at.PageID] {
+			continue
+		}
+		pk := store.PathKey(at.Path)
+		if _, ok := want[pk]; ok {
+			out[pk], byPath[pk] = at, true
+		}
+		nk := store.PathKey(at.Name)
+		if b, ok := out[nk]; !byPath[nk] && (!ok || depth(at.Path) < depth(b.Path)) {
+			out[nk] = at
+		}
+	}
+	return out, nil
+}
+
+func keysIn(keys []string) map[string]struct{} {
+	m := make(map[string]struct{}, len(keys))
+	for _, k := range keys {
+		m[k] = struct{}{}
+	}
+	return m
+}
+
+// matchRank orders the ways a key reaches a page.
+var matchRank = map[string]int{"path": 0, "name": 1, "title": 2}
+
+// betterTarget reports whether t is a better meaning of its key than b, which
+// comes before it in path order.
+func betterTarget(t, b store.Target) bool {
+	if rt, rb := matchRank[t.Match], matchRank[b.Match]; rt != rb {
+		return rt < rb
+	}
+	return t.Match == "name" && depth(t.Page.Path) < depth(b.Page.Path)
+}
+
+// depth is how many folders deep a path is.
+func depth(p string) int { return strings.Count(p, "/") }
 
 func dedupe(keys []string) []string {
 	seen := map[string]bool{}

@@ -193,10 +193,13 @@ func (s *Service) Import(ctx context.Context, files iter.Seq[File], opts ImportO
 	return res, nil
 }
 
-// AttachFile stores the file at an attachment path, "Folder/assets/name", for
-// the folder's pages: it belongs to the folder's own page (_index.md) if there
-// is one, else to its first page. A file already there with other bytes is
-// replaced. It is how folders (imports, the mirror) bring attachments in.
+// AttachFile stores the file at an attachment path, wherever the folder keeps
+// it: "Folder/assets/name" as add_attachment does, or anywhere, as Obsidian
+// vaults do ("Attachments/x.png"). It belongs to the page of the nearest
+// folder up its path that has pages (that folder's own page, _index.md, if
+// there is one, else its first page), whose access it shares. A file already
+// there with other bytes is replaced. It is how folders (imports, the
+// mirror) bring attachments in.
 func (s *Service) AttachFile(ctx context.Context, p string, data []byte) (atrium.Attachment, bool, error) {
 	a, err := writer(ctx)
 	if err != nil {
@@ -211,8 +214,8 @@ func (s *Service) AttachFile(ctx context.Context, p string, data []byte) (atrium
 	}
 	dir, name := path.Split(clean)
 	dir = strings.TrimSuffix(dir, "/")
-	if path.Base(dir) != AssetsFolder {
-		return atrium.Attachment{}, false, atrium.Errorf(atrium.EInvalid, "attachments live in an %s folder beside their pages, not at %s", AssetsFolder, clean)
+	if path.Base(dir) == AssetsFolder {
+		dir = folderOf(dir) // the assets folder's files are its folder's
 	}
 	if _, err := attachmentName(name); err != nil {
 		return atrium.Attachment{}, false, err
@@ -220,7 +223,6 @@ func (s *Service) AttachFile(ctx context.Context, p string, data []byte) (atrium
 	if int64(len(data)) > s.MaxAttachmentBytes {
 		return atrium.Attachment{}, false, atrium.Errorf(atrium.ETooLarge, "%s is %d bytes; attachments may be at most %d", clean, len(data), s.MaxAttachmentBytes)
 	}
-	folder := folderOf(dir)
 	sum := sha256.Sum256(data)
 	digest := hex.EncodeToString(sum[:])
 	var att atrium.Attachment
@@ -238,7 +240,7 @@ func (s *Service) AttachFile(ctx context.Context, p string, data []byte) (atrium
 		case atrium.ErrorCode(err) != atrium.ENotFound:
 			return err
 		}
-		owner, err := folderOwner(ctx, tx, a.Workspace.ID, folder)
+		owner, err := nearestOwner(ctx, tx, a.Workspace.ID, dir)
 		if err != nil {
 			return err
 		}
@@ -250,6 +252,28 @@ func (s *Service) AttachFile(ctx context.Context, p string, data []byte) (atrium
 		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, EventAttachmentAdded, clean, map[string]any{"path": clean, "size": att.Size, "origin": originOf(ctx)})
 	})
 	return att, changed, err
+}
+
+// nearestOwner is the page a file in folder belongs to: that of the nearest
+// folder up its path that has pages, else the workspace's first page.
+func nearestOwner(ctx context.Context, tx *store.Tx, ws int64, folder string) (int64, error) {
+	for f := folder; ; f = folderOf(f) {
+		id, err := folderOwner(ctx, tx, ws, f)
+		if atrium.ErrorCode(err) != atrium.ENotFound {
+			return id, err
+		}
+		if f == "" {
+			break
+		}
+	}
+	first, err := tx.ListPages(ctx, store.ListQuery{Workspace: ws, Limit: 1, IncludePrivate: true})
+	if err != nil {
+		return 0, err
+	}
+	if len(first) == 0 {
+		return 0, atrium.Errorf(atrium.ENotFound, "no page to attach files to: add a page first")
+	}
+	return first[0].ID, nil
 }
 
 // folderOwner is the page attachments of a folder belong to.

@@ -71,12 +71,6 @@ func (s *Service) DeleteAttachment(ctx context.Context, path string) error {
 // whether a file holds a page's current content.
 func ContentHash(content string) string { return contentHash(content) }
 
-// IsAttachmentPath reports whether a path names an attachment ("…/assets/name").
-func IsAttachmentPath(p string) bool {
-	dir := folderOf(p)
-	return dir == AssetsFolder || len(dir) > len(AssetsFolder) && dir[len(dir)-len(AssetsFolder)-1:] == "/"+AssetsFolder
-}
-
 // EventMirrorConflict records that a file edit lost to a newer store version
 // and was kept beside the page instead.
 const EventMirrorConflict = "mirror.conflict"

@@ -46,7 +46,7 @@ func (s *Service) MovePage(ctx context.Context, from, to string) (MoveResult, er
 		if err != nil {
 			return err
 		}
-		mv := &mover{ctx: ctx, tx: tx, ws: a.Workspace.ID, actor: a.Principal.ID, paths: map[string]string{}, byID: map[int64]atrium.Page{}}
+		mv := &mover{ctx: ctx, tx: tx, ws: a.Workspace.ID, actor: a.Principal.ID, plan: plan, paths: map[string]string{}, byID: map[int64]atrium.Page{}}
 		for _, p := range moving {
 			np := plan.target(p.Path)
 			if err := checkFolders(np); err != nil {
@@ -173,9 +173,65 @@ type mover struct {
 	tx    *store.Tx
 	ws    int64
 	actor int64
+	plan  movePlan
 	paths map[string]string     // old path key -> new path, for every moved page
 	atts  map[string]string     // old attachment path key -> new path
 	byID  map[int64]atrium.Page // moved pages as they were
+	after map[string]int64      // link key -> the page it means once the move is done (0: none)
+	err   error                 // the first store error of resolvesAfter
+}
+
+// resolvesAfter reports whether a wikilink key means page id once the move is
+// done: the store still holds the pages where they were, so the moved pages
+// are taken out of its answer and matched at their new paths instead.
+func (m *mover) resolvesAfter(key string, id int64) bool {
+	if got, ok := m.after[key]; ok {
+		return got == id
+	}
+	if m.after == nil {
+		m.after = map[string]int64{}
+	}
+	targets, err := m.tx.ResolveKeys(m.ctx, m.ws, []string{key})
+	if err != nil {
+		if m.err == nil {
+			m.err = err
+		}
+		return false
+	}
+	var cands []store.Target
+	for _, t := range targets {
+		if _, moving := m.byID[t.Page.ID]; !moving {
+			cands = append(cands, t)
+		}
+	}
+	for pid, p := range m.byID {
+		np := m.paths[store.PathKey(p.Path)]
+		title := p.Title
+		if pc, err := parse(np, p.Content); err == nil {
+			title = pc.title // a title taken from the file name follows it
+		}
+		s := store.PageSummary{ID: pid, Path: np, Title: title}
+		for _, mt := range []struct{ key, how string }{{targetKey(np), "path"}, {targetKey(baseName(np)), "name"}, {strings.ToLower(strings.TrimSpace(title)), "title"}} {
+			if mt.key == key {
+				cands = append(cands, store.Target{Key: key, Page: s, Match: mt.how})
+			}
+		}
+	}
+	slices.SortStableFunc(cands, func(x, y store.Target) int {
+		return strings.Compare(store.PathKey(x.Page.Path), store.PathKey(y.Page.Path))
+	})
+	var best *store.Target
+	for i := range cands {
+		if best == nil || betterTarget(cands[i], *best) {
+			best = &cands[i]
+		}
+	}
+	if best != nil {
+		m.after[key] = best.Page.ID
+	} else {
+		m.after[key] = 0
+	}
+	return m.after[key] == id
 }
 
 // checkFree refuses a move onto pages that stay where they are.
@@ -195,8 +251,10 @@ func (m *mover) checkFree() error {
 	return nil
 }
 
-// moveAttachments moves each moved page's attachments to the assets folder
-// beside its new path, so that the page's relative links keep working.
+// moveAttachments moves the attachments that go with what moves, so that
+// relative links keep working: a page's assets folder beside it, or
+// everything inside a moved folder. Files kept elsewhere (an Obsidian
+// vault's Attachments/) stay where the vault keeps them.
 func (m *mover) moveAttachments() (int, error) {
 	m.atts = map[string]string{}
 	n := 0
@@ -205,13 +263,18 @@ func (m *mover) moveAttachments() (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		newDir := folderOf(m.paths[store.PathKey(p.Path)])
+		assets := join(folderOf(p.Path), AssetsFolder) + "/"
+		newAssets := join(folderOf(m.paths[store.PathKey(p.Path)]), AssetsFolder)
 		for _, at := range atts {
-			rest := at.Path
-			if dir := folderOf(p.Path); dir != "" {
-				rest = strings.TrimPrefix(at.Path, dir+"/")
+			var np string
+			switch key := store.PathKey(at.Path); {
+			case m.plan.folder && strings.HasPrefix(key, store.PathKey(m.plan.from)+"/"):
+				np = join(m.plan.to, at.Path[len(m.plan.from)+1:])
+			case !m.plan.folder && strings.HasPrefix(key, store.PathKey(assets)):
+				np = join(newAssets, at.Path[len(assets):])
+			default:
+				continue
 			}
-			np := join(newDir, rest)
 			if store.PathKey(np) == store.PathKey(at.Path) {
 				continue
 			}
@@ -290,6 +353,9 @@ func (m *mover) rewrite(s *Service, a *atrium.Actor) (changed, links int, err er
 		}
 		fm, body, _ := markdown.Split(p.Content)
 		edits := m.linkEdits(docs[p.ID], body, oldPath, newPath, before)
+		if m.err != nil {
+			return 0, 0, m.err
+		}
 		content := p.Content
 		if len(edits) > 0 {
 			nb, err := markdown.Rewrite(body, edits)
@@ -344,20 +410,29 @@ func (m *mover) linkEdits(d *markdown.Doc, body, oldPath, newPath string, before
 			if !moved {
 				continue
 			}
-			var repl string
-			switch {
-			case key == targetKey(t.Path): // by path
-				repl = strings.TrimSuffix(np, pathExt(np))
-				if strings.HasSuffix(strings.ToLower(strings.TrimSpace(l.Target)), ".md") {
-					repl = np
+			// The link keeps the form its author wrote: a path stays a
+			// path, a file name a file name (or a title a title) where it
+			// still means the moved page alone; else it becomes its path.
+			withMD := strings.HasSuffix(strings.ToLower(strings.TrimSpace(l.Target)), ".md")
+			long := strings.TrimSuffix(np, pathExt(np))
+			if withMD {
+				long = np
+			}
+			repl := long
+			switch key {
+			case targetKey(t.Path):
+			case targetKey(baseName(t.Path)):
+				short := baseName(np)
+				if withMD {
+					short += ".md"
 				}
-			case key == strings.ToLower(strings.TrimSpace(t.Title)):
-				continue // by title: a move keeps the title
-			default: // by file name
-				if strings.EqualFold(baseName(np), baseName(t.Path)) {
+				if m.resolvesAfter(targetKey(short), t.ID) {
+					repl = short
+				}
+			default: // by title, which a move keeps unless it was the file name
+				if m.resolvesAfter(key, t.ID) {
 					continue
 				}
-				repl = baseName(np)
 			}
 			if repl != strings.TrimSpace(written) {
 				edits = append(edits, markdown.Edit{Start: l.TargetStart, End: l.TargetEnd, Text: repl})

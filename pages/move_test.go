@@ -145,3 +145,62 @@ func TestMoveRefusesTakenPathsAndChangesNothing(t *testing.T) {
 		}
 	})
 }
+
+// Links by file name follow a move in every form Obsidian writes them, short
+// where the short form still means the page alone; links by an explicit
+// title stay as they are.
+func TestMoveRewritesLinksByFileName(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		v.write(t, "Plugins/Canvas.md", "Canvas is a plugin.\n\n## Add cards from web pages\n\nPaste a URL. ^cards\n")
+		v.write(t, "Plugins/Graph.md", "---\ntitle: Graph view\n---\nThe graph.\n")
+		v.write(t, "Other/Graph.md", "Another graph.\n")
+		v.write(t, "Home.md", "Try [[Canvas]] and [[Canvas#Add cards from web pages]].\n")
+		v.write(t, "Guide/Start.md", "See [[Canvas|the canvas]], ![[Canvas#^cards]], [[canvas.md]] and [[Plugins/Canvas]].\n")
+		v.write(t, "Guide/More.md", "Also [[Canvas]]; the [[Graph view]] and [[Plugins/Graph|graph]].\n")
+		v.write(t, "Guide/Last.md", "Finally ![[Canvas]].\n")
+
+		r, err := v.svc.MovePage(v.ctx, "Plugins/Canvas.md", "Views/Canvas board.md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.PagesChanged != 4 || r.LinksRewritten != 8 {
+			t.Errorf("move = %+v, want 4 pages and 8 links rewritten", r)
+		}
+		// Graph.md moves beside nothing of its name, but Other/Graph.md sorts
+		// first: its short name would mean the other page, so links by file
+		// name take its path. Its title link stays.
+		if _, err := v.svc.MovePage(v.ctx, "Plugins/Graph.md", "Views/Graph.md"); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{
+			"Home.md":        "Try [[Canvas board]] and [[Canvas board#Add cards from web pages]].\n",
+			"Guide/Start.md": "See [[Canvas board|the canvas]], ![[Canvas board#^cards]], [[Canvas board.md]] and [[Views/Canvas board]].\n",
+			"Guide/More.md":  "Also [[Canvas board]]; the [[Graph view]] and [[Views/Graph|graph]].\n",
+			"Guide/Last.md":  "Finally ![[Canvas board]].\n",
+		}
+		for path, body := range want {
+			if diff := cmp.Diff(body, v.body(t, path)); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", path, diff)
+			}
+			if u := v.unresolved(t, path); len(u) != 0 {
+				t.Errorf("%s has unresolved links after the move: %v", path, u)
+			}
+		}
+		links, err := v.svc.Links(v.ctx, "Views/Canvas board.md")
+		if err != nil || len(links.Incoming) != 8 {
+			t.Errorf("incoming after move = %+v, %v", links.Incoming, err)
+		}
+
+		// A short link whose new name another page nearer the root holds.
+		v.write(t, "Board.md", "The root board.\n")
+		v.write(t, "Deep/Notes/Card.md", "A card.\n")
+		v.write(t, "Uses.md", "[[Card]] and [[Card#Top|top]]\n")
+		if _, err := v.svc.MovePage(v.ctx, "Deep/Notes/Card.md", "Deep/Board.md"); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff("[[Deep/Board]] and [[Deep/Board#Top|top]]\n", v.body(t, "Uses.md")); diff != "" {
+			t.Errorf("Uses.md (-want +got):\n%s", diff)
+		}
+	})
+}

@@ -326,29 +326,26 @@ func (s *Service) ReadPage(ctx context.Context, r ReadRequest) (ReadResult, erro
 	if !member {
 		res.Page = anonymous(res.Page)
 	}
-	fm, body, _ := markdown.Split(res.Content)
+	fm, body, doc := markdown.ParsePage(res.Content)
 	if res.Frontmatter, err = frontmatterMap(fm); err != nil {
 		return ReadResult{}, err
 	}
 	if r.Section != "" {
-		h, err := markdown.Parse(body).Section(r.Section)
+		h, err := doc.Section(r.Section)
 		if err != nil {
 			return ReadResult{}, sectionError(res.Page.Path, err)
 		}
 		res.Content = body[h.Start:h.End]
 		res.Section = strings.Join(h.Path, " > ")
-		res.Line = lineOffset(res.Page.Content, fm) + h.Line
+		res.Line = h.Line
 	}
 	return res, nil
 }
 
 // lineOffset is the number of lines before the body in content.
-func lineOffset(content, fm string) int {
-	_, body, ok := markdown.Split(content)
-	if !ok {
-		return 0
-	}
-	return strings.Count(content[:len(content)-len(body)], "\n")
+func lineOffset(content, _ string) int {
+	_, body, _ := markdown.Split(content)
+	return markdown.LinesBefore(content, body)
 }
 
 // sectionError turns a markdown section lookup failure into a coded error.

@@ -41,8 +41,11 @@ type page struct {
 	byPath map[string]markdown.Heading
 }
 
-func newPage(body string) *page {
-	p := &page{body: body, doc: markdown.Parse(body), byPath: map[string]markdown.Heading{}}
+// newPage parses a page's content; its line numbers (in section errors) are
+// file lines, its offsets the body's.
+func newPage(content string) *page {
+	_, body, doc := markdown.ParsePage(content)
+	p := &page{body: body, doc: doc, byPath: map[string]markdown.Heading{}}
 	dups := map[string]bool{}
 	for _, h := range p.doc.Headings {
 		k := sectionPath(h)
@@ -184,8 +187,19 @@ func findClosest(body string, start, end int, q *atrium.Quote) (int, int, bool) 
 				}
 			}
 			score := float64(shared) / float64(max(width, len(want)))
-			if score > bestScore {
-				bestScore, bs, be = score, toks[i].start, toks[i+width-1].end
+			// Ties go to the narrower stretch: a wider one that scores the
+			// same only adds words that are not the quote's.
+			if score > bestScore || score == bestScore && toks[i+width-1].end-toks[i].start < be-bs {
+				first, last := i, i+width-1
+				// Words at the edges the quote never had are its
+				// neighbours, not part of it.
+				for first < last && need[toks[first].text] == 0 {
+					first++
+				}
+				for last > first && need[toks[last].text] == 0 {
+					last--
+				}
+				bestScore, bs, be = score, toks[first].start, toks[last].end
 			}
 		}
 	}
@@ -193,6 +207,68 @@ func findClosest(body string, start, end int, q *atrium.Quote) (int, int, bool) 
 		return 0, 0, false
 	}
 	return bs, be, true
+}
+
+// findBetween finds a quote edited inside: its old prefix and suffix still
+// stand, close together, around text that shares enough of its words. That
+// text, whatever its new length, is the quote now. The nearest such stretch
+// to hint wins.
+func findBetween(body string, start, end int, q *atrium.Quote, hint int) (int, int, bool) {
+	if q.Prefix == "" || q.Suffix == "" {
+		return 0, 0, false
+	}
+	want := search.Tokenize(q.Exact)
+	if len(want) == 0 {
+		return 0, 0, false
+	}
+	// An edit may double a quote's length and some: further apart, the two
+	// surroundings are unlikely to be the quote's.
+	maxGap := 2*len(q.Exact) + contextLen
+	region := body[start:end]
+	best, bestEnd, bestDist := -1, 0, 0
+	for i, n := 0, 0; n < 1000; n++ {
+		j := strings.Index(region[i:], q.Prefix)
+		if j < 0 {
+			break
+		}
+		s := start + i + j + len(q.Prefix)
+		window := body[s:min(end, s+maxGap+len(q.Suffix))]
+		if k := strings.Index(window, q.Suffix); k > 0 {
+			e := s + k
+			if similarity(want, body[s:e]) >= minSimilarity {
+				dist := s - hint
+				if dist < 0 {
+					dist = -dist
+				}
+				if best < 0 || dist < bestDist {
+					best, bestEnd, bestDist = s, e, dist
+				}
+			}
+		}
+		i += j + 1
+		if i >= len(region) {
+			break
+		}
+	}
+	return best, bestEnd, best >= 0
+}
+
+// similarity is the share of words that a text and a quote's words have in
+// common, over the longer of the two.
+func similarity(want []string, text string) float64 {
+	have := search.Tokenize(text)
+	need := map[string]int{}
+	for _, t := range want {
+		need[t]++
+	}
+	shared := 0
+	for _, t := range have {
+		if need[t] > 0 {
+			need[t]--
+			shared++
+		}
+	}
+	return float64(shared) / float64(max(len(have), len(want)))
 }
 
 // locate anchors a new annotation: the section must exist, and so must the
@@ -253,7 +329,11 @@ func relocate(p *page, ann atrium.Annotation) anchor {
 		if off := findExact(body, start, end, ann.Quote, hint); off >= 0 {
 			return anchor{section: section, quote: quoteAt(body, off, off+len(ann.Quote.Exact)), offset: off}
 		}
-		// Edited in place: the closest stretch of the section.
+		// Edited in place: what now lies between its old surroundings, else
+		// the closest stretch of the section.
+		if s, e, ok := findBetween(body, start, end, ann.Quote, hint); ok {
+			return anchor{section: section, quote: quoteAt(body, s, e), offset: s}
+		}
 		if s, e, ok := findClosest(body, start, end, ann.Quote); ok {
 			return anchor{section: section, quote: quoteAt(body, s, e), offset: s}
 		}

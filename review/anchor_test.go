@@ -143,3 +143,30 @@ func TestThreadsFollowTheirPage(t *testing.T) {
 		}
 	})
 }
+
+// An edit inside a quote keeps the quote's new extent: the words between its
+// old surroundings, not a stretch of the old length that takes in markup.
+func TestReanchoringKeepsTheEditedExtent(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := newEnv(t, e)
+		page := "# Settings\n\n## Templates\n\nSet the folder in **Template file location** under Options.\nFormats are listed after it.\n"
+		v.rewrite("Settings.md", page)
+		for _, tc := range []struct{ quote, find, replace, want string }{
+			{"Template file location", "Template file location", "Template location", "Template location"},
+			{"Template location", "Template location", "Template folder location", "Template folder location"},
+			{"Template folder location", "Template folder", "Pattern folder", "Pattern folder location"},
+		} {
+			a := v.create(v.dan, review.CreateRequest{DocPath: "Settings.md", Content: "which one?", Quote: &atrium.Quote{Exact: tc.quote}, Status: atrium.StatusSubmitted})
+			if _, err := v.docs.EditPage(v.dan, pages.EditRequest{Path: "Settings.md", Ops: []pages.EditOp{{Op: pages.OpFindReplace, Find: tc.find, Replace: tc.replace}}}); err != nil {
+				t.Fatal(err)
+			}
+			got := v.get(a.UID)
+			if got.Orphaned || got.Quote == nil || got.Quote.Exact != tc.want {
+				t.Errorf("after %q -> %q the quote is %+v, want %q", tc.find, tc.replace, got.Quote, tc.want)
+			}
+			if got.Section != "Settings > Templates" {
+				t.Errorf("section = %q", got.Section)
+			}
+		}
+	})
+}

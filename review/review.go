@@ -182,8 +182,7 @@ func (s *Service) Create(ctx context.Context, r CreateRequest) (atrium.Annotatio
 			if err != nil {
 				return err
 			}
-			_, body, _ := markdown.Split(p.Content)
-			where, err := locate(newPage(body), r.Section, r.Quote)
+			where, err := locate(newPage(p.Content), r.Section, r.Quote)
 			if err != nil {
 				return anchorError(p.Path, err)
 			}
@@ -511,8 +510,7 @@ func (s *Service) pageChanged(ctx context.Context, tx *store.Tx, a *atrium.Actor
 	}
 	var pg *page
 	if c.Kind != pages.EventPageDeleted {
-		_, body, _ := markdown.Split(c.Page.Content)
-		pg = newPage(body)
+		pg = newPage(c.Page.Content)
 	}
 	changed := 0
 	for _, ann := range roots {

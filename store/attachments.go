@@ -83,3 +83,37 @@ func (tx *Tx) DeleteAttachment(ctx context.Context, ws, id int64) error {
 	_, err := tx.exec(ctx, "DELETE FROM attachments WHERE workspace_id = ? AND id = ?", ws, id)
 	return err
 }
+
+// AttachmentsByKey finds the attachments of workspace ws that link keys (in
+// lower case) may mean: those at a key's path, and those whose file name is
+// a key without a folder. Links name attachments either way (Obsidian's
+// ![[x.png]] by name, anywhere in the vault), so the caller picks among them.
+func (tx *Tx) AttachmentsByKey(ctx context.Context, ws int64, keys []string) ([]atrium.Attachment, error) {
+	var out []atrium.Attachment
+	for len(keys) > 0 {
+		chunk := keys[:min(len(keys), 200)]
+		keys = keys[len(chunk):]
+		var conds []string
+		args := []any{ws}
+		for _, k := range chunk {
+			conds = append(conds, "a.path_key = ?")
+			args = append(args, k)
+			if !strings.Contains(k, "/") {
+				conds = append(conds, `a.path_key LIKE ? ESCAPE '\'`)
+				args = append(args, "%/"+likeEscape(k))
+			}
+		}
+		list, err := queryAll(ctx, tx, scanAttachment, `SELECT `+attachmentCols+` FROM attachments a LEFT JOIN principals pr ON pr.id = a.created_by
+			WHERE a.workspace_id = ? AND a.path_key NOT LIKE 'trash:%' AND (`+strings.Join(conds, " OR ")+`) ORDER BY a.path_key`, args...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, list...)
+	}
+	return out, nil
+}
+
+// likeEscape makes s match itself in a LIKE pattern escaped by '\'.
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(s)
+}
