@@ -83,6 +83,29 @@ func TestSearchRanksPlainLanguage(t *testing.T) {
 	})
 }
 
+// A question finds the page in whatever form its words are written
+// (recovering/recovery, deleted/delete, notes/note, syncing/sync), and the
+// words of a question that stand together in a page's title rank it first.
+func TestSearchAnswersQuestions(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		v.write(t, "Plugins/File recovery.md", "# File recovery\n\nFile recovery keeps snapshots so that you can recover a note you delete by mistake.\n")
+		v.write(t, "Sync your notes across devices.md", "# Sync your notes across devices\n\nSyncing keeps your vault the same on your phone and your computer.\n")
+		v.write(t, "Templates.md", "# Templates\n\nOpen the command palette and pick a template. The command palette lists every command; a keyboard shortcut can open it.\n")
+		v.write(t, "Command palette.md", "# Command palette\n\nThe command palette runs any command from the keyboard. Open it with Ctrl+P, or set another shortcut.\n")
+		for _, c := range []struct{ q, want string }{
+			{"recovering deleted notes", "Plugins/File recovery.md"},
+			{"how do I sync my vault between phone and computer", "Sync your notes across devices.md"},
+			{"keyboard shortcut to open command palette", "Command palette.md"},
+		} {
+			got := paths(v.search(t, pages.SearchRequest{Query: c.q}))
+			if len(got) == 0 || got[0] != c.want {
+				t.Errorf("%q: got %v, want %s first", c.q, got, c.want)
+			}
+		}
+	})
+}
+
 func TestSearchPaginates(t *testing.T) {
 	v := mustEnv(t, store.SQLite)
 	for i := range 7 {
