@@ -173,3 +173,35 @@ func TestSearchIsTheSameOnBothEngines(t *testing.T) {
 		}
 	}
 }
+
+// Document frequencies kept between searches follow every write: the scores
+// after a write are those of a service that never searched before.
+func TestSearchKeptFrequenciesFollowWrites(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		v.write(t, "A.md", "# A\n\nalpha beta\n")
+		v.write(t, "B.md", "# B\n\nalpha gamma\n")
+		v.write(t, "C.md", "# C\n\ndelta\n")
+		req := pages.SearchRequest{Query: "alpha beta gamma"}
+		v.search(t, req)
+		for i, step := range []func(){
+			func() { v.write(t, "D.md", "# D\n\nalpha beta gamma\n") },
+			func() { v.write(t, "C.md", "# C\n\nbeta beta\n") },
+			func() {
+				if _, err := v.svc.DeletePage(v.ctx, "A.md"); err != nil {
+					t.Fatal(err)
+				}
+			},
+		} {
+			step()
+			got := v.search(t, req)
+			fresh, err := pages.New(v.db, nil).Search(v.ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(fresh, got); diff != "" {
+				t.Errorf("step %d: kept frequencies differ from fresh ones (-fresh +kept):\n%s", i, diff)
+			}
+		}
+	})
+}
