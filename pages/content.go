@@ -77,17 +77,10 @@ func contentHash(content string) string {
 func (p *parsed) index(path string) store.PageIndex {
 	idx := store.PageIndex{Headings: markdown.HeadingTexts(p.doc)}
 	fields := searchFields(p.title, p.meta.Tags, idx.Headings, p.body)
-	seen := map[string]bool{}
 	for i, toks := range [][]string{fields.Title, fields.Tags, fields.Headings, fields.Body} {
 		idx.Lens[i] = len(toks)
-		for _, t := range toks {
-			if !seen[t] {
-				seen[t] = true
-				idx.Tokens = append(idx.Tokens, t)
-			}
-		}
 	}
-	slices.Sort(idx.Tokens)
+	idx.Tokens = search.IndexTokens(fields.Title, fields.Tags, fields.Headings, fields.Body)
 	for _, l := range p.doc.Links {
 		if key, ok := linkKey(path, l); ok {
 			idx.Links = append(idx.Links, atrium.PageLink{Kind: linkKind(l), Target: l.Target, Key: key, Heading: l.Heading, Line: l.Line})

@@ -46,6 +46,7 @@ type Service struct {
 	TrashRetention time.Duration
 	hooks          []Hook
 	searches       *gate
+	dfs            dfCache
 }
 
 // A Change is one page written, moved or deleted, as hooks see it.

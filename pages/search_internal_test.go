@@ -59,7 +59,7 @@ func TestRankByTermEqualsRankAll(t *testing.T) {
 			var byTerm, all []hit
 			var totalByTerm, totalAll SearchResult
 			err = db.View(ctx, func(tx *store.Tx) error {
-				rk, err := newRanking(ctx, tx, a.Workspace.ID, q)
+				rk, err := newRanking(ctx, tx, a.Workspace.ID, q, &dfCache{})
 				if err != nil {
 					return err
 				}

@@ -83,6 +83,29 @@ func TestSearchRanksPlainLanguage(t *testing.T) {
 	})
 }
 
+// A question finds the page in whatever form its words are written
+// (recovering/recovery, deleted/delete, notes/note, syncing/sync), and the
+// words of a question that stand together in a page's title rank it first.
+func TestSearchAnswersQuestions(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		v.write(t, "Plugins/File recovery.md", "# File recovery\n\nFile recovery keeps snapshots so that you can recover a note you delete by mistake.\n")
+		v.write(t, "Sync your notes across devices.md", "# Sync your notes across devices\n\nSyncing keeps your vault the same on your phone and your computer.\n")
+		v.write(t, "Templates.md", "# Templates\n\nOpen the command palette and pick a template. The command palette lists every command; a keyboard shortcut can open it.\n")
+		v.write(t, "Command palette.md", "# Command palette\n\nThe command palette runs any command from the keyboard. Open it with Ctrl+P, or set another shortcut.\n")
+		for _, c := range []struct{ q, want string }{
+			{"recovering deleted notes", "Plugins/File recovery.md"},
+			{"how do I sync my vault between phone and computer", "Sync your notes across devices.md"},
+			{"keyboard shortcut to open command palette", "Command palette.md"},
+		} {
+			got := paths(v.search(t, pages.SearchRequest{Query: c.q}))
+			if len(got) == 0 || got[0] != c.want {
+				t.Errorf("%q: got %v, want %s first", c.q, got, c.want)
+			}
+		}
+	})
+}
+
 func TestSearchPaginates(t *testing.T) {
 	v := mustEnv(t, store.SQLite)
 	for i := range 7 {
@@ -149,4 +172,36 @@ func TestSearchIsTheSameOnBothEngines(t *testing.T) {
 			t.Errorf("%q differs between SQLite and PostgreSQL (-sqlite +postgres):\n%s", q.Query, diff)
 		}
 	}
+}
+
+// Document frequencies kept between searches follow every write: the scores
+// after a write are those of a service that never searched before.
+func TestSearchKeptFrequenciesFollowWrites(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		v.write(t, "A.md", "# A\n\nalpha beta\n")
+		v.write(t, "B.md", "# B\n\nalpha gamma\n")
+		v.write(t, "C.md", "# C\n\ndelta\n")
+		req := pages.SearchRequest{Query: "alpha beta gamma"}
+		v.search(t, req)
+		for i, step := range []func(){
+			func() { v.write(t, "D.md", "# D\n\nalpha beta gamma\n") },
+			func() { v.write(t, "C.md", "# C\n\nbeta beta\n") },
+			func() {
+				if _, err := v.svc.DeletePage(v.ctx, "A.md"); err != nil {
+					t.Fatal(err)
+				}
+			},
+		} {
+			step()
+			got := v.search(t, req)
+			fresh, err := pages.New(v.db, nil).Search(v.ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(fresh, got); diff != "" {
+				t.Errorf("step %d: kept frequencies differ from fresh ones (-fresh +kept):\n%s", i, diff)
+			}
+		}
+	})
 }

@@ -18,10 +18,10 @@ func ExampleParseQuery() {
 	// Output:
 	// {Text:roll Phrase:[] Prefix:false Required:false Excluded:false}
 	// {Text:back Phrase:[] Prefix:false Required:false Excluded:false}
-	// {Text:canary Phrase:[canary deploy] Prefix:false Required:true Excluded:false}
+	// {Text:canar Phrase:[canar deploy] Prefix:false Required:true Excluded:false}
 	// {Text:prod Phrase:[] Prefix:true Required:false Excluded:false}
-	// {Text:legacy Phrase:[] Prefix:false Required:false Excluded:true}
-	// {AllOf:[canary deploy] AnyOf:[] NoneOf:[legacy]}
+	// {Text:legac Phrase:[] Prefix:false Required:false Excluded:true}
+	// {AllOf:[canar deploy] AnyOf:[] NoneOf:[legac]}
 }
 
 func ExampleSnippet() {

@@ -27,18 +27,31 @@ const (
 
 var fieldWeights = [4]float64{3, 2, 2, 1} // title, tags, headings, body
 
+// proximity weighs a term's occurrences near the query's other words
+// against its occurrences anywhere (whose most is k1+1); minIDF is the
+// least a word found counts for.
+const (
+	proximity = 1.0
+	minIDF    = 0.05
+)
+
 // Match reports whether d satisfies q and, when it does, its BM25F score.
 //
 // d satisfies q when every required term and phrase is in some field (a
 // phrase's tokens consecutive within one field), no excluded one is, and,
 // when nothing is required, at least one optional term is. A query without
-// any term to look for matches nothing.
+// any term to look for matches nothing. A word matches the tokens it shares
+// its stem with (see Stem); a prefix matches the tokens that start with it.
 //
 // Each term not excluded scores idf × tf(k1+1)/(tf+k1), where
-// idf = ln(1 + (N − df + 0.5)/(df + 0.5)) and tf adds up the term's
-// occurrences in each field times the field's weight, divided by
+// idf = ln(1 + (N − df + 0.5)/(df + 0.5)), at least minIDF, and tf adds up
+// the term's occurrences in each field times the field's weight, divided by
 // 1 − b + b·length/average. A prefix term counts every token it prefixes;
-// a phrase scores as its distinct tokens. df reports how many documents of
+// a phrase scores as its distinct tokens. A word or prefix also scores
+// idf × proximity·near/(near+k1), where near adds up, with the same field
+// weights, its occurrences that follow another of the query's words within
+// two tokens: pages that say "client certificate" rank above pages that say
+// "client" and, elsewhere, "certificate". df reports how many documents of
 // the corpus contain a term (for a phrase token it is given Term{Text:
 // token}); it is called only for terms present in d.
 //
@@ -46,18 +59,20 @@ var fieldWeights = [4]float64{3, 2, 2, 1} // title, tags, headings, body
 // give the same float.
 func Match(q Query, d Doc, st Stats, df func(Term) int) (score float64, ok bool) {
 	fields := [4][]string{d.Title, d.Tags, d.Headings, d.Body}
-	var buf [MaxTerms][4]int
-	counts := buf[:0]
+	var c counts
+	for f, toks := range fields {
+		var last [MaxTerms]int
+		for pos, tok := range toks {
+			countToken(q.Terms, tok, f, pos, &last, &c)
+		}
+	}
 	var found [MaxTerms]bool
 	for i, t := range q.Terms {
-		var c [4]int
 		if t.Phrase != nil {
 			found[i] = slices.ContainsFunc(fields[:], func(toks []string) bool { return hasPhrase(toks, t.Phrase) })
 		} else {
-			c = countFields(fields, t)
-			found[i] = c != [4]int{}
+			found[i] = c.n[i] != [4]int{}
 		}
-		counts = append(counts, c)
 	}
 	if !matches(q, found[:len(q.Terms)]) {
 		return 0, false
@@ -70,14 +85,58 @@ func Match(q Query, d Doc, st Stats, df func(Term) int) (score float64, ok bool)
 			for j, tok := range t.Phrase {
 				if !slices.Contains(t.Phrase[:j], tok) {
 					w := Term{Text: tok}
-					score += s.score(w, countFields(fields, w))
+					score += s.score(w, countFields(fields, w), [4]int{})
 				}
 			}
 		default:
-			score += s.score(t, counts[i])
+			score += s.score(t, c.n[i], c.near[i])
 		}
 	}
 	return score, true
+}
+
+// counts are how often each term of a query occurs in each field, and how
+// often near another of its words.
+type counts struct {
+	n, near [MaxTerms][4]int
+}
+
+// countToken counts tok, the token at pos in field f, for the word and
+// prefix terms it matches. last holds, for each term, 1 + the position of
+// its last occurrence in the field (0: none yet).
+func countToken[T string | []byte](terms []Term, tok T, f, pos int, last *[MaxTerms]int, c *counts) {
+	if len(tok) == 0 {
+		return
+	}
+	var hit uint32
+	for i, t := range terms {
+		if t.Phrase != nil || t.Text == "" || len(tok) < len(t.Text) || tok[0] != t.Text[0] {
+			continue
+		}
+		if t.Prefix && string(tok[:len(t.Text)]) == t.Text || !t.Prefix && stemIs(tok, t.Text) {
+			hit |= 1 << i
+			c.n[i][f]++
+		}
+	}
+	if hit == 0 {
+		return
+	}
+	for i, t := range terms {
+		if hit&(1<<i) == 0 || t.Excluded {
+			continue
+		}
+		for j, u := range terms {
+			if j != i && !u.Excluded && last[j] > 0 && pos-last[j] < 2 && hit&(1<<j) == 0 {
+				c.near[i][f]++
+				break
+			}
+		}
+	}
+	for i := range terms {
+		if hit&(1<<i) != 0 {
+			last[i] = pos + 1
+		}
+	}
 }
 
 // Fields are a candidate's field texts (title, tags joined by spaces,
@@ -93,21 +152,19 @@ type Fields struct {
 // tokenizing the fields into slices, counting the query's terms in one pass
 // over each field, which makes scoring a candidate several times cheaper.
 func MatchWords(q Query, d Fields, st Stats, df func(Term) int) (score float64, ok bool) {
-	var counts [MaxTerms][4]int
+	var c counts
 	terms := q.Terms
 	for f, text := range d.Text {
+		var last [MaxTerms]int
+		pos := 0
 		scan(text, func(tok []byte, _, _ int) {
-			for i, t := range terms {
-				if t.Phrase == nil && t.Text != "" && len(tok) >= len(t.Text) && tok[0] == t.Text[0] &&
-					(len(tok) == len(t.Text) || t.Prefix) && string(tok[:len(t.Text)]) == t.Text {
-					counts[i][f]++
-				}
-			}
+			countToken(terms, tok, f, pos, &last, &c)
+			pos++
 		})
 	}
 	var found [MaxTerms]bool
 	for i := range terms {
-		found[i] = counts[i] != [4]int{}
+		found[i] = c.n[i] != [4]int{}
 	}
 	if !matches(q, found[:len(terms)]) {
 		return 0, false
@@ -115,7 +172,7 @@ func MatchWords(q Query, d Fields, st Stats, df func(Term) int) (score float64, 
 	s := scorer{lens: d.Lens, st: st, df: df}
 	for i, t := range terms {
 		if !t.Excluded && t.Phrase == nil {
-			score += s.score(t, counts[i])
+			score += s.score(t, c.n[i], c.near[i])
 		}
 	}
 	return score, true
@@ -151,10 +208,10 @@ type scorer struct {
 }
 
 // score is the BM25F score of a word or prefix term occurring counts times
-// in each field.
-func (s scorer) score(t Term, counts [4]int) float64 {
+// in each field, near times next to another of the query's words.
+func (s scorer) score(t Term, counts, near [4]int) float64 {
 	avg := [4]float64{s.st.AvgTitle, s.st.AvgTags, s.st.AvgHeadings, s.st.AvgBody}
-	var tf float64
+	var tf, nf float64
 	for f, n := range counts {
 		if n == 0 {
 			continue
@@ -164,27 +221,31 @@ func (s scorer) score(t Term, counts [4]int) float64 {
 			norm = 1 - b + b*float64(s.lens[f])/avg[f]
 		}
 		tf += fieldWeights[f] * float64(n) / norm
+		nf += fieldWeights[f] * float64(near[f]) / norm
 	}
 	if tf == 0 {
 		return 0
 	}
-	return idf(s.df(t), s.st.Docs) * tf * (k1 + 1) / (tf + k1)
+	return idf(s.df(t), s.st.Docs) * (tf*(k1+1)/(tf+k1) + proximity*nf/(nf+k1))
 }
 
 // idf is the inverse document frequency of a term in df of docs documents.
+// A word in every page still says something: at least minIDF, so that where
+// it stands (a title, a heading) still ranks pages.
 func idf(df, docs int) float64 {
 	// Stale statistics must not make the idf negative or undefined.
 	df = max(df, 0)
 	n := max(docs, df)
-	return math.Log(1 + (float64(n-df)+0.5)/(float64(df)+0.5))
+	return max(minIDF, math.Log(1+(float64(n-df)+0.5)/(float64(df)+0.5)))
 }
 
 // MaxScore is the most a word or prefix term found in df of docs documents
 // can add to any document's score: BM25 saturates term frequency, so no
-// document gets more than idf × (k1+1) from it. Top-k search uses it to stop
+// document gets more than idf × (k1+1) from it, nor more than idf ×
+// proximity from standing near other words. Top-k search uses it to stop
 // reading candidates that could no longer make the cut.
 func MaxScore(df, docs int) float64 {
-	return idf(df, docs) * (k1 + 1)
+	return idf(df, docs) * (k1 + 1 + proximity)
 }
 
 func countFields(fields [4][]string, t Term) [4]int {
@@ -192,15 +253,9 @@ func countFields(fields [4][]string, t Term) [4]int {
 	if t.Text == "" {
 		return c
 	}
-	w, first := t.Text, t.Text[0]
 	for f, toks := range fields {
 		for _, tok := range toks {
-			// Most tokens differ in length or first byte: checking these
-			// first spares a call to compare them whole.
-			if len(tok) < len(w) || tok[0] != first {
-				continue
-			}
-			if tok == w || t.Prefix && strings.HasPrefix(tok, w) {
+			if t.Prefix && strings.HasPrefix(tok, t.Text) || !t.Prefix && stemIs(tok, t.Text) {
 				c[f]++
 			}
 		}
@@ -210,7 +265,14 @@ func countFields(fields [4][]string, t Term) [4]int {
 
 func hasPhrase(toks, phrase []string) bool {
 	for i := 0; i+len(phrase) <= len(toks); i++ {
-		if slices.Equal(toks[i:i+len(phrase)], phrase) {
+		if !stemIs(toks[i], phrase[0]) {
+			continue
+		}
+		j := 1
+		for j < len(phrase) && stemIs(toks[i+j], phrase[j]) {
+			j++
+		}
+		if j == len(phrase) {
 			return true
 		}
 	}

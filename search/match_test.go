@@ -93,7 +93,7 @@ func TestMatchScore(t *testing.T) {
 		Headings: []string{"how", "we", "deploy", "a", "b", "c", "d", "e"}, // 8
 		Body:     fill(50, "deploy", "deploy", "staging"),                  // 50
 	}
-	df := func(t search.Term) int { return map[string]int{"deploy": 3, "staging": 1}[t.Text] }
+	df := func(t search.Term) int { return map[string]int{"deploy": 3, search.Stem("staging"): 1}[t.Text] }
 	// Length norms 1 − b + b·len/avg: title 0.25 + 0.75·3/4 = 0.8125,
 	// headings 1, body 0.25 + 0.75·50/100 = 0.625.
 	// deploy:  tf = 3·1/0.8125 + 2·1/1 + 1·2/0.625 = 8.892307692307693
@@ -102,14 +102,20 @@ func TestMatchScore(t *testing.T) {
 	// staging: tf = 3·1/0.8125 + 1·1/0.625 = 5.292307692307693
 	//          idf = ln(1 + 9.5/1.5) = ln(22/3) = 1.992430164690206
 	//          score = 3.5731543806576966
-	const want = 5.792895597352358
+	// and staging stands near deploy in the title ("deploy to staging")
+	// and in the body, normalized as tf is: near = 3·1/0.8125 + 1·1/0.625
+	// = 5.292307692307693, adding idf·near/(near+1.2).
+	const words = 5.792895597352358
+	const want = words + 1.6241610821171348
 	score, ok := search.Match(mustParse(t, "how do we deploy to staging"), d, stats, df)
 	if !ok || math.Abs(score-want) > 1e-9 {
 		t.Errorf("Match = %v, %v; want %v, true", score, ok, want)
 	}
 	// A phrase scores as its words: "to", with df 0 and only in the title,
 	// adds ln(1 + 10.5/0.5)·tf·2.2/(tf+1.2) with tf = 3/0.8125.
-	const withTo = want + 5.132296903689279
+	// A phrase's words score no proximity: they are consecutive by
+	// definition.
+	const withTo = words + 5.132296903689279
 	score, ok = search.Match(mustParse(t, `"deploy to staging"`), d, stats, df)
 	if !ok || math.Abs(score-withTo) > 1e-9 {
 		t.Errorf(`Match("deploy to staging") = %v, %v; want %v, true`, score, ok, withTo)
@@ -220,13 +226,12 @@ func TestMatchDegenerateStats(t *testing.T) {
 
 // candidate is what the engine does with a Retrieval: token presence only.
 func candidate(r search.Retrieval, d search.Doc) bool {
+	index := search.IndexTokens(d.Title, d.Tags, d.Headings, d.Body)
 	has := func(entry string) bool {
 		word, prefix := strings.CutSuffix(entry, "*")
-		for _, field := range [][]string{d.Title, d.Tags, d.Headings, d.Body} {
-			for _, tok := range field {
-				if tok == word || prefix && strings.HasPrefix(tok, word) {
-					return true
-				}
+		for _, tok := range index {
+			if tok == word || prefix && strings.HasPrefix(tok, word) {
+				return true
 			}
 		}
 		return false

@@ -18,8 +18,8 @@ const (
 
 // Term is one thing a query looks for.
 type Term struct {
-	Text     string   // a normalized token; for a phrase, its first token
-	Phrase   []string // for a quoted phrase, all its tokens (len >= 2); nil otherwise
+	Text     string   // a token's stem (see Stem), or for a prefix the token as written; for a phrase, its first stem
+	Phrase   []string // for a quoted phrase, the stems of all its tokens (len >= 2); nil otherwise
 	Prefix   bool     // "arch*": matches tokens starting with Text
 	Required bool     // +word, or a quoted phrase or word
 	Excluded bool     // -word or -"a phrase": pages containing it are not results
@@ -35,15 +35,16 @@ type Query struct {
 // nearly every page, so they rank nothing and only widen the candidates of a
 // question such as "how do we deploy to staging". They stay when quoted,
 // required, or when nothing else would be left to search for.
-var stopWords = map[string]bool{
-	"a": true, "an": true, "and": true, "are": true, "as": true, "at": true,
-	"be": true, "by": true, "can": true, "do": true, "does": true, "for": true,
-	"how": true, "i": true, "in": true, "is": true, "it": true, "of": true,
-	"on": true, "or": true, "our": true, "s": true, "should": true, "t": true,
-	"that": true, "the": true, "this": true, "to": true, "was": true,
-	"we": true, "what": true, "when": true, "where": true, "which": true,
-	"who": true, "why": true, "with": true, "you": true,
-}
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a about also am an and any are as at be been being between but by
+		can could did do does doing for from had has have how i if in into is it its itself just me my
+		of on or our s should so t than that the their them then there these they this those to too
+		us was we were what when where which who why will with would you your`) {
+		m[w] = true
+	}
+	return m
+}()
 
 // ParseQuery parses a natural-language query. Plain words are optional: each
 // one found raises a page's rank. Beyond that:
@@ -110,10 +111,14 @@ func isQuote(r rune) bool {
 
 type parser struct {
 	terms []Term
+	stop  []bool // terms[i] is a stop word, which query drops when others remain
 }
 
 // phrase adds the quoted tokens toks: a phrase is required unless excluded.
 func (p *parser) phrase(toks []string, excluded bool) {
+	for i, t := range toks {
+		toks[i] = Stem(t)
+	}
 	switch len(toks) {
 	case 0:
 	case 1:
@@ -141,12 +146,18 @@ func (p *parser) word(w string, required, excluded bool) {
 		return
 	}
 	for _, t := range terms {
-		p.add(t)
+		stop := isStopWord(t)
+		if !t.Prefix {
+			t.Text = Stem(t.Text)
+		}
+		p.addWord(t, stop)
 	}
 }
 
 // add appends t, or merges it into the same term written before.
-func (p *parser) add(t Term) {
+func (p *parser) add(t Term) { p.addWord(t, false) }
+
+func (p *parser) addWord(t Term, stop bool) {
 	for i, u := range p.terms {
 		if u.Text != t.Text || u.Prefix != t.Prefix || !slices.Equal(u.Phrase, t.Phrase) {
 			continue
@@ -158,16 +169,20 @@ func (p *parser) add(t Term) {
 			u.Required = u.Required || t.Required
 		}
 		p.terms[i] = u
+		p.stop[i] = p.stop[i] && stop
 		return
 	}
 	p.terms = append(p.terms, t)
+	p.stop = append(p.stop, stop)
 }
 
 func (p *parser) query() (Query, error) {
 	var kept []Term
 	wanted := 0 // terms that are not excluded, among those kept
-	for _, t := range p.terms {
-		if isStopWord(t) {
+	for i, t := range p.terms {
+		// A stop word merged with a required or excluded use of itself
+		// is no longer optional.
+		if p.stop[i] && !t.Required && !t.Excluded {
 			continue
 		}
 		kept = append(kept, t)
@@ -191,6 +206,8 @@ func (p *parser) query() (Query, error) {
 	return Query{Terms: kept}, nil
 }
 
+// isStopWord reports whether t, as written (before stemming), is a stop
+// word that may be dropped.
 func isStopWord(t Term) bool {
 	return !t.Required && !t.Excluded && !t.Prefix && t.Phrase == nil && stopWords[t.Text]
 }

@@ -13,16 +13,20 @@ import (
 	"github.com/atrium-hq/atrium/search"
 )
 
-// Short constructors keep the table one line per case.
-func opt(s string) search.Term { return search.Term{Text: s} }
-func req(s string) search.Term { return search.Term{Text: s, Required: true} }
-func exc(s string) search.Term { return search.Term{Text: s, Excluded: true} }
-func pre(t search.Term) search.Term {
-	t.Prefix = true
+// Short constructors keep the table one line per case. Words are given as
+// written: terms hold their stems, prefixes their text.
+func opt(s string) search.Term { return search.Term{Text: search.Stem(s)} }
+func req(s string) search.Term { return search.Term{Text: search.Stem(s), Required: true} }
+func exc(s string) search.Term { return search.Term{Text: search.Stem(s), Excluded: true} }
+func pre(t search.Term, text string) search.Term {
+	t.Text, t.Prefix = text, true
 	return t
 }
 func phrase(s string) search.Term {
 	toks := strings.Fields(s)
+	for i, t := range toks {
+		toks[i] = search.Stem(t)
+	}
 	return search.Term{Text: toks[0], Phrase: toks, Required: true}
 }
 
@@ -66,22 +70,22 @@ func TestParseQuery(t *testing.T) {
 		{"don't panic", terms(opt("don"), opt("panic"))},
 		{"-foo.bar baz", terms(search.Term{Text: "foo", Phrase: []string{"foo", "bar"}, Excluded: true}, opt("baz"))},
 		// Prefixes.
-		{"arch*", terms(pre(opt("arch")))},
-		{"+arch* -legacy*", terms(pre(req("arch")), pre(exc("legacy")))},
-		{"ar** review", terms(pre(opt("ar")), opt("review"))},
+		{"arch*", terms(pre(opt("arch"), "arch"))},
+		{"+arch* -legacy*", terms(pre(req("arch"), "arch"), pre(exc("legacy"), "legacy"))},
+		{"ar** review", terms(pre(opt("ar"), "ar"), opt("review"))},
 		{"x* review", terms(opt("x"), opt("review"))},
-		{"the* review", terms(pre(opt("the")), opt("review"))},
-		{"東* 東京*", terms(opt("東"), pre(opt("東京")))},
-		{"v1.ar*", terms(opt("v1"), pre(opt("ar")))},
-		{"is it in prod*? or arch*, maybe", terms(pre(opt("prod")), pre(opt("arch")), opt("maybe"))},
-		{"foo*bar", terms(pre(opt("foo")), opt("bar"))},
+		{"the* review", terms(pre(opt("the"), "the"), opt("review"))},
+		{"東* 東京*", terms(opt("東"), pre(opt("東京"), "東京"))},
+		{"v1.ar*", terms(opt("v1"), pre(opt("ar"), "ar"))},
+		{"is it in prod*? or arch*, maybe", terms(pre(opt("prod"), "prod"), pre(opt("arch"), "arch"), opt("maybe"))},
+		{"foo*bar", terms(pre(opt("foo"), "foo"), opt("bar"))},
 		{"+e-ma*", terms(phrase("e ma"))},
 		// Duplicates collapse; the strongest wins, exclusion above all.
 		{"deploy Deploy DEPLOY", terms(opt("deploy"))},
 		{"deploy +deploy", terms(req("deploy"))},
 		{`deploy "deploy"`, terms(req("deploy"))},
 		{"deploy staging -deploy", terms(exc("deploy"), opt("staging"))},
-		{"arch arch*", terms(opt("arch"), pre(opt("arch")))},
+		{"arch arch*", terms(opt("arch"), pre(opt("arch"), "arch"))},
 		{`"error budget" "Error, budget!"`, terms(phrase("error budget"))},
 		// Exactly at the limits.
 		{strings.Repeat("ab ", 166) + "ab", terms(opt("ab"))}, // 500 bytes
@@ -155,14 +159,16 @@ func TestRetrieval(t *testing.T) {
 		q    string
 		want search.Retrieval
 	}{
-		{"how do we deploy to staging", search.Retrieval{AnyOf: []string{"deploy", "staging"}}},
+		{"how do we deploy to staging", search.Retrieval{AnyOf: []string{"deploy", "stag"}}},
 		{"arch* review", search.Retrieval{AnyOf: []string{"arch*", "review"}}},
 		// Once something is required, optional words only rank.
 		{"+deploy staging", search.Retrieval{AllOf: []string{"deploy"}}},
 		{"+arch* staging", search.Retrieval{AllOf: []string{"arch*"}}},
 		{`"error budget" policy`, search.Retrieval{AllOf: []string{"error", "budget"}}},
-		{`"a rose is a rose" +rose`, search.Retrieval{AllOf: []string{"a", "rose", "is"}}},
-		{"deploy -legacy -old*", search.Retrieval{AnyOf: []string{"deploy"}, NoneOf: []string{"legacy", "old*"}}},
+		{`"a rose is a rose" +rose`, search.Retrieval{AllOf: []string{"a", "ros", "is"}}},
+		// Words are looked up by stem, prefixes as written.
+		{"deploy -legacy -old*", search.Retrieval{AnyOf: []string{"deploy"}, NoneOf: []string{"legac", "old*"}}},
+		{"recovering* deleted notes", search.Retrieval{AnyOf: []string{"recovering*", "delet", "not"}}},
 		// The engine cannot tell an excluded phrase from its words apart.
 		{`deploy -"error budget"`, search.Retrieval{AnyOf: []string{"deploy"}}},
 	}

@@ -76,7 +76,7 @@ func (u unit) match(tok []byte) bool {
 	if u.prefix {
 		return len(tok) >= len(u.text) && string(tok[:len(u.text)]) == u.text
 	}
-	return string(tok) == u.text
+	return stemIs(tok, u.text)
 }
 
 func snippetUnits(q Query) []unit {

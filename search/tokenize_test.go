@@ -161,3 +161,35 @@ func FuzzTokenize(f *testing.F) {
 		}
 	})
 }
+
+func TestStem(t *testing.T) {
+	t.Parallel()
+	groups := [][]string{
+		{"sync", "syncs", "syncing", "synced"},
+		{"note", "notes"},
+		{"recover", "recovers", "recovering", "recovered", "recovery"},
+		{"configure", "configured", "configuring", "configuration"},
+		{"redirect", "redirects", "redirection"},
+		{"library", "libraries"},
+		{"deploy", "deploys", "deployed", "deploying"},
+		{"stop", "stopped"},
+		{"match", "matches"},
+	}
+	for _, g := range groups {
+		for _, w := range g {
+			if got, want := search.Stem(w), search.Stem(g[0]); got != want {
+				t.Errorf("Stem(%q) = %q, want %q as for %q", w, got, want, g[0])
+			}
+			if s := search.Stem(w); !strings.HasPrefix(w, s) || len(s) < 3 {
+				t.Errorf("Stem(%q) = %q: not a prefix of three letters or more", w, s)
+			}
+		}
+	}
+	// Words that only look inflected, and tokens that are not English
+	// words, stay as they are.
+	for _, w := range []string{"status", "class", "speed", "string", "use", "v3", "http2", "café", "東京"} {
+		if got := search.Stem(w); got != w {
+			t.Errorf("Stem(%q) = %q, want it unchanged", w, got)
+		}
+	}
+}

@@ -340,7 +340,7 @@ func (tx *Tx) adjustStats(ctx context.Context, ws int64, docs int, lens [4]int, 
 	_, err := tx.exec(ctx, `INSERT INTO search_stats (workspace_id, docs, title_len, tags_len, headings_len, body_len) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (workspace_id) DO UPDATE SET docs = search_stats.docs + excluded.docs, title_len = search_stats.title_len + excluded.title_len,
 		tags_len = search_stats.tags_len + excluded.tags_len, headings_len = search_stats.headings_len + excluded.headings_len,
-		body_len = search_stats.body_len + excluded.body_len`,
+		body_len = search_stats.body_len + excluded.body_len, generation = search_stats.generation + 1`,
 		ws, docs, sign*lens[0], sign*lens[1], sign*lens[2], sign*lens[3])
 	return err
 }

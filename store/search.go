@@ -239,17 +239,21 @@ func (tx *Tx) DocFreq(ctx context.Context, ws int64, token string) (int, error) 
 }
 
 // SearchStats are the corpus figures of BM25: documents and the total search
-// tokens of each field (title, tags, headings, body).
+// tokens of each field (title, tags, headings, body); and the index's
+// generation, which every change to the workspace's index raises in the same
+// transaction: figures derived from the index (document frequencies) hold
+// while it is the same.
 type SearchStats struct {
-	Docs int
-	Lens [4]int64
+	Docs       int
+	Lens       [4]int64
+	Generation int64
 }
 
 // SearchStats returns the search figures of workspace ws.
 func (tx *Tx) SearchStats(ctx context.Context, ws int64) (SearchStats, error) {
 	var s SearchStats
-	err := tx.queryRow(ctx, "SELECT COALESCE(MAX(docs), 0), COALESCE(MAX(title_len), 0), COALESCE(MAX(tags_len), 0), COALESCE(MAX(headings_len), 0), COALESCE(MAX(body_len), 0) FROM search_stats WHERE workspace_id = ?", ws).
-		Scan(&s.Docs, &s.Lens[0], &s.Lens[1], &s.Lens[2], &s.Lens[3])
+	err := tx.queryRow(ctx, "SELECT COALESCE(MAX(docs), 0), COALESCE(MAX(title_len), 0), COALESCE(MAX(tags_len), 0), COALESCE(MAX(headings_len), 0), COALESCE(MAX(body_len), 0), COALESCE(MAX(generation), 0) FROM search_stats WHERE workspace_id = ?", ws).
+		Scan(&s.Docs, &s.Lens[0], &s.Lens[1], &s.Lens[2], &s.Lens[3], &s.Generation)
 	return s, err
 }
 

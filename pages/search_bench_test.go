@@ -1,0 +1,113 @@
+package pages_test
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/identity"
+	"github.com/atrium-hq/atrium/internal/vaultgen"
+	"github.com/atrium-hq/atrium/pages"
+	"github.com/atrium-hq/atrium/store"
+)
+
+// BenchmarkSearchSpeed is the service's search over a generated vault
+// (internal/vaultgen, as `atrium dev gen-vault` makes it) of
+// ATRIUM_BENCH_PAGES pages (default 100000), built once into the temp
+// folder: a rare word, and questions of common words. Figures are p50 and
+// p99, reported, never asserted.
+//
+//	go test ./pages -run '^$' -bench SearchSpeed -benchtime 200x
+func BenchmarkSearchSpeed(b *testing.B) {
+	n := 100000
+	if v, err := strconv.Atoi(os.Getenv("ATRIUM_BENCH_PAGES")); err == nil && v > 0 {
+		n = v
+	}
+	svc, ctx := searchBenchVault(b, n)
+	for _, c := range []struct{ name, q string }{
+		{"rare-word", vaultgen.Marker(1000)},
+		{"question-4", "how do we plan the storage migration review"},
+		{"question-8", "what is our plan for the storage migration and the release review with the team budget"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			req := pages.SearchRequest{Query: c.q, Limit: 10}
+			if _, err := svc.Search(ctx, req); err != nil {
+				b.Fatal(err)
+			}
+			var lat []time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				if _, err := svc.Search(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+		})
+	}
+}
+
+func searchBenchVault(b *testing.B, n int) (*pages.Service, context.Context) {
+	const seed = 42
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("atrium-search-bench-seed%d-n%d", seed, n))
+	ready := filepath.Join(dir, "ready")
+	_, err := os.Stat(ready)
+	built := err == nil
+	if !built {
+		os.RemoveAll(dir)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(dir, "atrium.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	ids := identity.New(db, nil)
+	b.Cleanup(func() { ids.Close() })
+	if _, err := ids.Bootstrap(ctx, false); err != nil {
+		b.Fatal(err)
+	}
+	actor, err := ids.LocalActor(ctx, "bench", "", atrium.KindAgent)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx = atrium.NewContextWithActor(ctx, actor)
+	svc := pages.New(db, nil)
+	// As the binary does on opening a store: rebuilds the index of a vault
+	// built by an older index version.
+	if _, err := svc.EnsureIndex(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if built {
+		return svc, ctx
+	}
+	start := time.Now()
+	files := func(yield func(pages.File) bool) {
+		for i := range n {
+			p := vaultgen.PageAt(seed, n, i)
+			if !yield(pages.File{Path: p.Path, Content: p.Content}) {
+				return
+			}
+		}
+	}
+	if res, err := svc.Import(ctx, iter.Seq[pages.File](files), pages.ImportOptions{}); err != nil || res.Created != n {
+		b.Fatalf("build vault: %+v %v", res, err)
+	}
+	b.Logf("built a vault of %d pages in %s (cached in %s)", n, time.Since(start).Round(time.Millisecond), dir)
+	if err := os.WriteFile(ready, nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return svc, ctx
+}
