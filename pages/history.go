@@ -41,6 +41,9 @@ func (s *Service) DeletePage(ctx context.Context, path string) (DeleteResult, er
 		if err := tx.TrashPage(ctx, p, a.Principal.ID); err != nil {
 			return err
 		}
+		if atts, err = keepSharedFiles(ctx, tx, p, atts); err != nil {
+			return err
+		}
 		if err := s.changed(ctx, tx, a, Change{Kind: EventPageDeleted, Page: p}); err != nil {
 			return err
 		}
@@ -49,6 +52,35 @@ func (s *Service) DeletePage(ctx context.Context, path string) (DeleteResult, er
 			PageEvent{Path: p.Path, PageID: p.UID, Revision: p.Revision, Origin: originOf(ctx)}, attachmentPaths(atts), true})
 	})
 	return res, err
+}
+
+// keepSharedFiles takes out of the trash again the files a trashed page
+// owned only because they sit near it — a vault's Attachments/ folder, an
+// image beside many notes — and gives them to the page now nearest them.
+// What goes to the trash with the page is its own assets folder, as a move
+// takes only that along; and what no other page is left to hold. It returns
+// the files that went.
+func keepSharedFiles(ctx context.Context, tx *store.Tx, p atrium.Page, atts []atrium.Attachment) ([]atrium.Attachment, error) {
+	own := store.PathKey(join(folderOf(p.Path), AssetsFolder)) + "/"
+	var gone []atrium.Attachment
+	for _, at := range atts {
+		if strings.HasPrefix(store.PathKey(at.Path), own) {
+			gone = append(gone, at)
+			continue
+		}
+		owner, err := nearestOwner(ctx, tx, p.WorkspaceID, folderOf(at.Path))
+		switch {
+		case atrium.ErrorCode(err) == atrium.ENotFound:
+			gone = append(gone, at)
+			continue
+		case err != nil:
+			return nil, err
+		}
+		if err := tx.ReassignAttachment(ctx, p.WorkspaceID, at.ID, owner, at.Path); err != nil {
+			return nil, err
+		}
+	}
+	return gone, nil
 }
 
 // trashEvent is the payload of page.deleted, page.restored and page.purged.

@@ -149,3 +149,28 @@ func searchPaths(t *testing.T, v *env, q string) []string {
 func (v *env) readerCtx(t *testing.T) context.Context {
 	return v.withRole(t, "just-reads", atrium.RoleReader)
 }
+
+// A vault keeps its images in one folder, owned by whichever page is nearest;
+// deleting that page must not send every image to the trash with it.
+func TestTrashLeavesSharedFilesWithTheNextPage(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		v.write(t, "Home.md", "# Home\n\n![[logo.png]]\n")
+		v.write(t, "Notes/Other.md", "# Other\n")
+		if _, _, err := v.svc.AttachFile(v.ctx, "Attachments/logo.png", []byte("png")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := v.svc.AddAttachment(v.ctx, pages.AttachRequest{PagePath: "Home.md", FileName: "own.txt", Data: []byte("mine")}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := v.svc.DeletePage(v.ctx, "Home.md")
+		if err != nil || res.Attachments != 1 {
+			t.Fatalf("delete = %+v, %v; want its own assets file only", res, err)
+		}
+		if _, data, err := v.svc.Attachment(v.ctx, "Attachments/logo.png"); err != nil || string(data) != "png" {
+			t.Fatalf("the shared image after its owner's delete: %q, %v", data, err)
+		}
+		_, _, err = v.svc.Attachment(v.ctx, "assets/own.txt")
+		wantCode(t, err, atrium.ENotFound)
+	})
+}

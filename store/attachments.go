@@ -78,6 +78,14 @@ func (tx *Tx) MoveAttachment(ctx context.Context, ws, id int64, path string) err
 	return err
 }
 
+// ReassignAttachment gives an attachment another page to belong to, at its
+// own path: a file that lived beside a page now in the trash stays where it
+// is, with the page nearest it.
+func (tx *Tx) ReassignAttachment(ctx context.Context, ws, id, page int64, path string) error {
+	_, err := tx.exec(ctx, "UPDATE attachments SET page_id = ?, path_key = ? WHERE workspace_id = ? AND id = ?", page, PathKey(path), ws, id)
+	return err
+}
+
 // DeleteAttachment removes one attachment.
 func (tx *Tx) DeleteAttachment(ctx context.Context, ws, id int64) error {
 	_, err := tx.exec(ctx, "DELETE FROM attachments WHERE workspace_id = ? AND id = ?", ws, id)
