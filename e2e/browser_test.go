@@ -198,3 +198,42 @@ func TestBrowserReadsAPage(t *testing.T) {
 		t.Fatal("a payload in Alpha ran or kept its element")
 	}
 }
+
+// Search ranks, marks the words that matched, narrows by folder, and shows
+// an anonymous visitor public pages only.
+func TestBrowserSearches(t *testing.T) {
+	srv := startServe(t, "")
+	cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "2025-11-25")
+	for p, c := range map[string]string{
+		"Guides/Sync.md":     "---\naccess: public\n---\n# Sync your notes across devices\n\nSyncing keeps <b>every</b> device current.\n",
+		"Guides/Backup.md":   "---\naccess: public\n---\n# Backups\n\nCopies of the vault.\n",
+		"Private/Plan.md":    "# Sync plan\n\nThe private sync roadmap.\n",
+		"Archive/OldSync.md": "---\naccess: public\n---\n# Old sync\n\nHow sync worked before.\n",
+	} {
+		if res := callTool(t, cs, "write_page", map[string]any{"path": p, "content": c}); res.IsError {
+			t.Fatalf("write %s: %+v", p, res.Content)
+		}
+	}
+	b := newBrowser(t)
+	b.do("search anonymously", chromedp.Navigate(srv.URL+"/search?q=how+do+I+sync+my+notes"), chromedp.WaitVisible(chromedp.CSS(".results li")))
+	results := read(b, "results", chromedp.Text(chromedp.CSS(".results")))
+	if !strings.Contains(results, "Sync your notes across devices") || strings.Contains(results, "roadmap") || strings.Contains(results, "Sync plan") {
+		t.Fatalf("anonymous results:\n%s", results)
+	}
+	if marked := read(b, "marks", chromedp.Text(chromedp.CSS(".results mark"))); !strings.EqualFold(marked, "syncing") && !strings.EqualFold(marked, "sync") {
+		t.Fatalf("first marked word = %q", marked)
+	}
+	if raw := read(b, "snippet html", chromedp.InnerHTML(chromedp.CSS(".results"))); strings.Contains(raw, "<b>every</b>") {
+		t.Fatalf("a snippet passed HTML through:\n%s", raw)
+	}
+	b.do("narrow to a folder", chromedp.Navigate(srv.URL+"/search?q=sync&path=Archive"), chromedp.WaitVisible(chromedp.CSS(".results li")))
+	if results := read(b, "folder results", chromedp.Text(chromedp.CSS(".results"))); !strings.Contains(results, "Old sync") || strings.Contains(results, "across devices") {
+		t.Fatalf("results in Archive:\n%s", results)
+	}
+	b.do("sign in and search", chromedp.Navigate(srv.URL+"/login?token="+srv.AdminToken), chromedp.WaitVisible(chromedp.CSS(".who")),
+		chromedp.SetValue(chromedp.CSS(`header input[name=q]`), "sync roadmap"), chromedp.Submit(chromedp.CSS(`header input[name=q]`)),
+		chromedp.WaitVisible(chromedp.CSS(".results li")))
+	if results := read(b, "member results", chromedp.Text(chromedp.CSS(".results li"))); !strings.Contains(results, "Sync plan") {
+		t.Fatalf("a member's first result:\n%s", results)
+	}
+}

@@ -87,9 +87,16 @@ func pageURL(p string) string {
 
 // fail shows an error as a page, in the status its code means.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	h.renderError(w, r, err, "error", &view{})
+}
+
+// renderError shows page name with err's message, in the status its code
+// means; an internal error's text is logged, never shown.
+func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, err error, name string, data viewData) {
 	code := atrium.ErrorCode(err)
 	if code == atrium.EInternal || code == "" {
 		h.Logger.Error("web page failed", "path", r.URL.Path, "err", err)
 	}
-	h.render(w, r, authn.Status(code), "error", &view{Error: atrium.ErrorMessage(err)})
+	data.common().Error = atrium.ErrorMessage(err)
+	h.render(w, r, authn.Status(code), name, data)
 }

@@ -1,0 +1,35 @@
+package search
+
+import "strings"
+
+// Highlights returns the byte ranges of text that match q's words, in order:
+// what a results page marks. A word matches by its stem, a prefix as written;
+// excluded words are not marked.
+func Highlights(text string, q Query) [][2]int {
+	stems := map[string]bool{}
+	var prefixes []string
+	for _, t := range q.Terms {
+		switch {
+		case t.Excluded:
+		case t.Prefix:
+			prefixes = append(prefixes, t.Text)
+		case len(t.Phrase) > 0:
+			for _, s := range t.Phrase {
+				stems[s] = true
+			}
+		default:
+			stems[t.Text] = true
+		}
+	}
+	var out [][2]int
+	TokenizeFunc(text, func(tok string, start, end int) {
+		hit := stems[Stem(tok)]
+		for _, p := range prefixes {
+			hit = hit || strings.HasPrefix(tok, p)
+		}
+		if hit {
+			out = append(out, [2]int{start, end})
+		}
+	})
+	return out
+}
