@@ -237,3 +237,48 @@ func TestBrowserSearches(t *testing.T) {
 		t.Fatalf("a member's first result:\n%s", results)
 	}
 }
+
+// A person edits a page while an agent writes it: the save is a conflict
+// that shows both versions and keeps the person's text; saving again keeps
+// theirs, and the agent's stays in the history.
+func TestBrowserEditsAndKeepsTextOnConflict(t *testing.T) {
+	srv := startServe(t, "")
+	cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "2025-11-25")
+	if res := callTool(t, cs, "write_page", map[string]any{"path": "Notes/Draft.md", "content": "# Draft\n\nfirst\n"}); res.IsError {
+		t.Fatalf("write: %+v", res.Content)
+	}
+	b := newBrowser(t)
+	b.do("sign in and edit", chromedp.Navigate(srv.URL+"/login?token="+srv.AdminToken), chromedp.WaitVisible(chromedp.CSS(".who")),
+		chromedp.Navigate(srv.URL+"/pages/Notes/Draft.md?edit"), chromedp.WaitVisible(chromedp.CSS(`textarea[name=content]`)),
+		chromedp.SetValue(chromedp.CSS(`textarea[name=content]`), "# Draft\n\nthe person's words\n"),
+		chromedp.Click(chromedp.CSS(`button[value=preview]`)), chromedp.WaitVisible(chromedp.CSS(".preview")))
+	if prev := read(b, "preview", chromedp.Text(chromedp.CSS(".preview .markdown"))); !strings.Contains(prev, "the person's words") {
+		t.Fatalf("preview = %q", prev)
+	}
+	// An agent writes meanwhile.
+	if res := callTool(t, cs, "write_page", map[string]any{"path": "Notes/Draft.md", "content": "# Draft\n\nthe agent's words\n", "base_revision": 1}); res.IsError {
+		t.Fatalf("agent write: %+v", res.Content)
+	}
+	b.do("save onto a stale revision", chromedp.Click(chromedp.CSS(`button[value=save]`)), chromedp.WaitVisible(chromedp.CSS(".conflict")))
+	mine := read(b, "my text", chromedp.Value(chromedp.CSS(`textarea[name=content]`)))
+	theirs := read(b, "their text", chromedp.Value(chromedp.CSS(`.conflict textarea`)))
+	if !strings.Contains(mine, "the person's words") || !strings.Contains(theirs, "the agent's words") {
+		t.Fatalf("conflict shows mine %q and theirs %q", mine, theirs)
+	}
+	b.do("save again", chromedp.Click(chromedp.CSS(`button[value=save]`)), chromedp.WaitVisible(chromedp.CSS("article.page")))
+	read1 := structured(t, callTool(t, cs, "read_page", map[string]any{"path": "Notes/Draft.md"}))
+	if !strings.Contains(read1["content"].(string), "the person's words") {
+		t.Fatalf("after saving again: %v", read1["content"])
+	}
+	old := structured(t, callTool(t, cs, "read_page", map[string]any{"path": "Notes/Draft.md", "revision": 2}))
+	if !strings.Contains(old["content"].(string), "the agent's words") {
+		t.Fatalf("the agent's revision is gone: %v", old["content"])
+	}
+
+	b.do("a new page", chromedp.Navigate(srv.URL+"/pages/Notes/New.md?edit"), chromedp.WaitVisible(chromedp.CSS(`textarea[name=content]`)),
+		chromedp.SetValue(chromedp.CSS(`textarea[name=content]`), "# New\n\nmade in the browser\n"),
+		chromedp.Click(chromedp.CSS(`button[value=save]`)), chromedp.WaitVisible(chromedp.CSS("article.page")))
+	if title := read(b, "new page", chromedp.Text(chromedp.CSS(".markdown h1"))); title != "New" {
+		t.Fatalf("new page heading = %q", title)
+	}
+}

@@ -29,6 +29,10 @@ type pageView struct {
 // its folder beside it and what links to it.
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	p := r.PathValue("path")
+	if r.URL.Query().Has("edit") {
+		h.edit(w, r, p)
+		return
+	}
 	ctx := r.Context()
 	read, err := h.Docs.ReadPage(ctx, pages.ReadRequest{Path: p})
 	if err != nil {

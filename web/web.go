@@ -33,7 +33,7 @@ type Handler struct {
 var templates = map[string]*template.Template{}
 
 func init() {
-	for _, name := range []string{"index", "login", "logout", "page", "error", "search"} {
+	for _, name := range []string{"index", "login", "logout", "page", "error", "search", "edit"} {
 		templates[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}
 }
@@ -50,6 +50,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	mux.Handle("GET /logout", secure(http.HandlerFunc(h.logoutPage)))
 	mux.Handle("POST /logout", secure(http.HandlerFunc(h.logout)))
 	mux.Handle("GET /pages/{path...}", secure(h.Auth.Browser(http.HandlerFunc(h.page))))
+	mux.Handle("POST /pages/{path...}", secure(h.Auth.Browser(http.HandlerFunc(h.save))))
 	mux.Handle("GET /search", secure(h.Auth.Browser(http.HandlerFunc(h.search))))
 }
 

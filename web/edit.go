@@ -1,0 +1,70 @@
+package web
+
+import (
+	"html/template"
+	"net/http"
+	"strconv"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/markdown"
+	"github.com/atrium-hq/atrium/pages"
+)
+
+// editView is the editor of a page.
+type editView struct {
+	view
+	Path     string
+	Content  string // what the person is writing
+	Base     int64  // the revision it is based on; 0 for a new page
+	Preview  template.HTML
+	Conflict *atrium.Page // the store's newer version, when saving found one
+}
+
+// edit shows /pages/{path}?edit: the page's Markdown in an editor, or an
+// empty one for a page that does not exist yet.
+func (h *Handler) edit(w http.ResponseWriter, r *http.Request, path string) {
+	v := editView{Path: path}
+	read, err := h.Docs.ReadPage(r.Context(), pages.ReadRequest{Path: path})
+	switch {
+	case err == nil:
+		v.Path, v.Content, v.Base = read.Page.Path, read.Page.Content, read.Page.Revision
+	case atrium.ErrorCode(err) != atrium.ENotFound:
+		h.fail(w, r, err)
+		return
+	}
+	h.render(w, r, http.StatusOK, "edit", &v)
+}
+
+// save takes the editor's form: preview renders it, save writes it on the
+// revision it was based on. A page changed meanwhile (an agent wrote) is a
+// conflict: the person sees both versions and keeps their text; saving again
+// is then based on the newer revision, on purpose.
+func (h *Handler) save(w http.ResponseWriter, r *http.Request) {
+	v := editView{Path: r.PathValue("path"), Content: r.PostFormValue("content")}
+	v.Base, _ = strconv.ParseInt(r.PostFormValue("base_revision"), 10, 64)
+	if r.PostFormValue("action") == "preview" {
+		_, body, _ := markdown.Split(v.Content)
+		out, err := markdown.Render(body, func(markdown.Link) markdown.Target { return markdown.Target{Resolved: true} })
+		if err != nil {
+			h.renderError(w, r, err, "edit", &v)
+			return
+		}
+		v.Preview = template.HTML(out)
+		h.render(w, r, http.StatusOK, "edit", &v)
+		return
+	}
+	res, err := h.Docs.WritePage(r.Context(), pages.WriteRequest{Path: v.Path, Content: v.Content, BaseRevision: v.Base})
+	if atrium.ErrorCode(err) == atrium.EConflict {
+		if cur, rerr := h.Docs.ReadPage(r.Context(), pages.ReadRequest{Path: v.Path}); rerr == nil {
+			v.Conflict = &cur.Page
+			v.Base = cur.Page.Revision
+		}
+		h.renderError(w, r, err, "edit", &v)
+		return
+	}
+	if err != nil {
+		h.renderError(w, r, err, "edit", &v)
+		return
+	}
+	http.Redirect(w, r, pageURL(res.Page.Path), http.StatusSeeOther)
+}
