@@ -68,9 +68,13 @@ func NewRawTool(def *mcp.Tool, need atrium.Role, h RawHandler) *Tool {
 // added to (one per workspace): bind is called once per server.
 func NewServerTool(def *mcp.Tool, need atrium.Role, bind func(ms *mcp.Server) RawHandler) *Tool {
 	t := newRawTool(def, need, nil)
+	// The SDK keeps the hand-written input schema: its transport checks the
+	// Mcp-Param-* headers of the properties marked x-mcp-header (SEP-2243).
+	reg := registration(def)
+	reg.InputSchema = def.InputSchema
 	t.add = func(s *Server, ms *mcp.Server, ws int64) {
 		h := bind(ms)
-		ms.AddTool(registration(def), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ms.AddTool(reg, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var protocolErr *jsonrpc.Error
 			res, err := s.call(ctx, req, ws, t, func(ctx context.Context) (*mcp.CallToolResult, error) {
 				res, err := h(ctx, req)

@@ -61,7 +61,7 @@ func Toolset() *mcpserver.Toolset {
 	return &mcpserver.Toolset{
 		Name:        Name,
 		Description: "Fixtures of the official MCP conformance suite; for testing only.",
-		Tools: []*mcpserver.Tool{
+		Tools: append([]*mcpserver.Tool{
 			contentTool("test_simple_text", "Simple text", "Returns one text block. A conformance-suite fixture.",
 				&mcp.TextContent{Text: "This is a simple text response for testing."}),
 			contentTool("test_image_content", "Image content", "Returns one image block: a 1×1 red PNG. A conformance-suite fixture.",
@@ -90,7 +90,7 @@ func Toolset() *mcpserver.Toolset {
 			schemaFixture(),
 			reconnectionFixture(),
 			slowFixture(),
-		},
+		}, protocol2026Tools()...),
 		Resources: []mcpserver.Resource{
 			{Def: &mcp.Resource{URI: staticTextURI, Name: "static-text", Title: "Static text", Description: "A fixed text resource. A conformance-suite fixture.", MIMEType: "text/plain"},
 				Handler: func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -386,32 +386,47 @@ type PostalAddress struct {
 
 // SchemaFixtureInput is what json_schema_2020_12_tool takes.
 type SchemaFixtureInput struct {
-	Name    string         `json:"name,omitempty"`
-	Address *PostalAddress `json:"address,omitempty"`
+	Name          string         `json:"name,omitempty"`
+	Address       *PostalAddress `json:"address,omitempty"`
+	ContactMethod string         `json:"contactMethod,omitempty"`
+	Phone         string         `json:"phone,omitempty"`
+	Email         string         `json:"email,omitempty"`
 }
 
-// schemaFixture advertises a hand-written JSON Schema 2020-12 input schema —
-// $schema, $defs with a $ref to it, and additionalProperties false — which
-// clients must receive unchanged (SEP-1613). Being typed, the SDK also
-// enforces it: unknown properties are refused.
+// schemaFixture advertises the suite's reference JSON Schema 2020-12 input
+// schema — $schema, $defs with an $anchor and a $ref to it, allOf/anyOf,
+// if/then/else, additionalProperties false — which clients must receive
+// unchanged (SEP-1613, SEP-2106). Being typed, the SDK also enforces it: a
+// call needs a phone or an email, the phone when contactMethod is phone.
 func schemaFixture() *mcpserver.Tool {
-	// A schema must be a tree: every string property gets its own node.
+	// A schema must be a tree: every node is its own value.
 	str := func() *jsonschema.Schema { return &jsonschema.Schema{Type: "string"} }
+	required := func(names ...string) *jsonschema.Schema { return &jsonschema.Schema{Required: names} }
 	return mcpserver.NewTool(&mcp.Tool{
 		Name:        "json_schema_2020_12_tool",
 		Title:       "JSON Schema 2020-12",
-		Description: "Takes a name and an address described with JSON Schema 2020-12 keywords ($schema, $defs, $ref, additionalProperties) and echoes them. A conformance-suite fixture.",
+		Description: "Takes a name, an address and a way to be contacted (a phone or an email; the phone when contactMethod is phone), described with JSON Schema 2020-12 keywords ($schema, $defs, $anchor, $ref, allOf, anyOf, if/then/else, additionalProperties), and echoes them. A conformance-suite fixture.",
 		Annotations: readOnly("JSON Schema 2020-12"),
 		InputSchema: &jsonschema.Schema{
 			Schema: "https://json-schema.org/draft/2020-12/schema",
 			Type:   "object",
 			Defs: map[string]*jsonschema.Schema{
-				"address": {Type: "object", Properties: map[string]*jsonschema.Schema{"street": str(), "city": str()}},
+				"address": {Anchor: "addressDef", Type: "object", Properties: map[string]*jsonschema.Schema{"street": str(), "city": str()}},
 			},
 			Properties: map[string]*jsonschema.Schema{
-				"name":    str(),
-				"address": {Ref: "#/$defs/address"},
+				"name":          str(),
+				"address":       {Ref: "#/$defs/address"},
+				"contactMethod": {Type: "string", Enum: []any{"phone", "email"}},
+				"phone":         str(),
+				"email":         str(),
 			},
+			AllOf: []*jsonschema.Schema{{AnyOf: []*jsonschema.Schema{required("phone"), required("email")}}},
+			If: &jsonschema.Schema{
+				Properties: map[string]*jsonschema.Schema{"contactMethod": {Const: jsonschema.Ptr[any]("phone")}},
+				Required:   []string{"contactMethod"},
+			},
+			Then:                 required("phone"),
+			Else:                 required("email"),
 			AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
 		},
 	}, atrium.RoleReader, func(_ context.Context, _ *mcp.CallToolRequest, in SchemaFixtureInput) (SchemaFixtureInput, error) {
@@ -550,6 +565,8 @@ func fixturePrompts() []mcpserver.Prompt {
 					user(&mcp.TextContent{Text: "Please analyze the image above."}),
 				}}, nil
 			}},
+		{Def: &mcp.Prompt{Name: "test_input_required_result_prompt", Title: "Prompt needing input", Description: "A prompt that first asks the user, through an input request (key user_context), what context to use. A conformance-suite fixture."},
+			Handler: inputPrompt},
 	}
 }
 

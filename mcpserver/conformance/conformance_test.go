@@ -311,18 +311,25 @@ func TestConformanceJSONSchemaFixture(t *testing.T) {
 	b, _ := json.Marshal(found.InputSchema)
 	_ = json.Unmarshal(b, &schema)
 	defs, _ := schema["$defs"].(map[string]any)
-	if schema["$schema"] != "https://json-schema.org/draft/2020-12/schema" || defs["address"] == nil || schema["additionalProperties"] != false {
+	address, _ := defs["address"].(map[string]any)
+	if schema["$schema"] != "https://json-schema.org/draft/2020-12/schema" || address["$anchor"] != "addressDef" || schema["additionalProperties"] != false ||
+		schema["allOf"] == nil || schema["if"] == nil || schema["then"] == nil || schema["else"] == nil {
 		t.Errorf("listed schema lost 2020-12 keywords: %s", b)
 	}
 
-	args := map[string]any{"name": "Dede", "address": map[string]any{"street": "1 Main St", "city": "Lyon"}}
+	args := map[string]any{"name": "Dede", "address": map[string]any{"street": "1 Main St", "city": "Lyon"}, "contactMethod": "phone", "phone": "555"}
 	res := callFixture(t, cs, &mcp.CallToolParams{Name: "json_schema_2020_12_tool", Arguments: args})
 	got, _ := json.Marshal(res.StructuredContent)
 	want, _ := json.Marshal(args)
 	if res.IsError || string(got) != string(want) {
 		t.Errorf("echo %s (isError %v), want %s", got, res.IsError, want)
 	}
-	res = callFixture(t, cs, &mcp.CallToolParams{Name: "json_schema_2020_12_tool", Arguments: map[string]any{"nickname": "D"}})
+	// if/then: the phone is required when it is the contact method.
+	res = callFixture(t, cs, &mcp.CallToolParams{Name: "json_schema_2020_12_tool", Arguments: map[string]any{"contactMethod": "phone", "email": "d@example.org"}})
+	if !res.IsError {
+		t.Errorf("a phone contact without a phone was accepted: %v", res.StructuredContent)
+	}
+	res = callFixture(t, cs, &mcp.CallToolParams{Name: "json_schema_2020_12_tool", Arguments: map[string]any{"nickname": "D", "email": "d@example.org"}})
 	if !res.IsError {
 		t.Error("an unknown property passed additionalProperties: false")
 	}
