@@ -6,11 +6,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// A page read over 2026-07-28 is cacheable only by the caller: it is the
-// workspace's data, read through the caller's token, and the spec's "public"
-// lets a shared cache (a gateway, a proxy) serve it to callers with other
-// tokens. The conformance fixtures, the same for every caller, stay public.
-func TestPageReadsAreNotPubliclyCacheable(t *testing.T) {
+// What Atrium answers over 2026-07-28 is cacheable only by the caller: pages
+// and review threads are the workspace's data, read through the caller's
+// token, and the spec's "public" lets a shared cache (a gateway, a proxy)
+// serve them to callers with other tokens. The conformance fixtures, the same
+// for every caller, stay public.
+func TestReadsAreNotPubliclyCacheable(t *testing.T) {
 	srv := startServe(t, "", "--toolsets", "all,conformance")
 	cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "")
 	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
@@ -23,7 +24,9 @@ func TestPageReadsAreNotPubliclyCacheable(t *testing.T) {
 	}
 	for _, tc := range []struct{ uri, scope string }{
 		{"atrium://pages/" + path, "private"},
+		{"atrium://annotations/" + path, "private"},
 		{"test://static-text", "public"},
+		{"test://static-binary", "public"},
 	} {
 		res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: tc.uri})
 		if err != nil {
@@ -32,5 +35,12 @@ func TestPageReadsAreNotPubliclyCacheable(t *testing.T) {
 		if res.CacheScope != tc.scope {
 			t.Errorf("read %s: cacheScope %q, want %q", tc.uri, res.CacheScope, tc.scope)
 		}
+	}
+	list, err := cs.ListResources(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list.CacheScope != "private" {
+		t.Errorf("resources/list: cacheScope %q, want private", list.CacheScope)
 	}
 }

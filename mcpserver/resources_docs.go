@@ -13,10 +13,6 @@ import (
 // PageURIPrefix starts the URI of every page resource: atrium://pages/{path}.
 const PageURIPrefix = "atrium://pages/"
 
-// pageCacheScope is the cacheScope of a page read: cacheable only within the
-// caller's authorization context.
-const pageCacheScope = "private"
-
 // pageResource serves pages as resources, readable and subscribable: a
 // subscriber is told when the page changes, from any surface (see watch).
 func pageResource(d *docsRef) ResourceTemplate {
@@ -37,13 +33,7 @@ func pageResource(d *docsRef) ResourceTemplate {
 			if err != nil {
 				return nil, err
 			}
-			return &mcp.ReadResourceResult{
-				Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/markdown", Text: r.Content}},
-				// A page is its workspace's data, read with the caller's
-				// rights: "public" (the SDK's default) would let a cache shared
-				// across tokens serve it to other callers (2026-07-28 caching).
-				Cacheable: mcp.Cacheable{CacheScope: pageCacheScope},
-			}, nil
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/markdown", Text: r.Content}}}, nil
 		},
 	}
 }

@@ -98,7 +98,7 @@ func Toolset() *mcpserver.Toolset {
 				}},
 			{Def: &mcp.Resource{URI: staticBinaryURI, Name: "static-binary", Title: "Static binary", Description: "A fixed binary resource: a 1×1 red PNG. A conformance-suite fixture.", MIMEType: "image/png"},
 				Handler: func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-					return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "image/png", Blob: fixturePNG()}}}, nil
+					return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "image/png", Blob: fixturePNG()}}, Cacheable: public}, nil
 				}},
 			{Def: &mcp.Resource{URI: watchedURI, Name: "watched-resource", Title: "Watched resource", Description: fmt.Sprintf("A text resource that changes every %s; subscribe to be told. A conformance-suite fixture.", watchInterval), MIMEType: "text/plain"},
 				Handler: func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -496,8 +496,12 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// public is the cacheScope of the fixture resources: unlike Atrium's own,
+// they are the same for every caller.
+var public = mcp.Cacheable{CacheScope: "public"}
+
 func textResource(uri, mimeType, text string) *mcp.ReadResourceResult {
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: mimeType, Text: text}}}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: mimeType, Text: text}}, Cacheable: public}
 }
 
 // readTemplateData reads test://template/{id}/data. The SDK has matched the
