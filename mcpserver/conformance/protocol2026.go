@@ -1,5 +1,7 @@
 package conformance
 
+//lint:file-ignore SA1019 sampling and roots are deprecated by 2026-07-28 (SEP-2577), but the suite grades input requests of both kinds
+
 import (
 	"context"
 	"crypto/hmac"
@@ -93,10 +95,9 @@ func missingCapabilityFixture() *mcpserver.Tool {
 		"Needs the sampling capability: refuses a client that did not declare it with MissingRequiredClientCapabilityError (-32021), asks the others' model for a word. A conformance-suite fixture.",
 		interactive, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			caps := req.ClientCapabilities()
-			//lint:ignore SA1019 sampling is deprecated by 2026-07-28 (SEP-2577) but this fixture grades the capability check
 			if caps == nil || caps.Sampling == nil {
 				data, err := json.Marshal(mcp.MissingRequiredClientCapabilityData{RequiredCapabilities: &mcp.ClientCapabilities{
-					Sampling: &mcp.SamplingCapabilities{}, //lint:ignore SA1019 as above
+					Sampling: &mcp.SamplingCapabilities{},
 				}})
 				if err != nil {
 					return nil, err
@@ -183,7 +184,6 @@ func confirmRequest() *mcp.ElicitParams {
 }
 
 func sampling(prompt string, maxTokens int64) *mcp.CreateMessageParams {
-	//lint:ignore SA1019 sampling is deprecated by 2026-07-28 (SEP-2577) but graded by the conformance suite
 	return &mcp.CreateMessageParams{MaxTokens: maxTokens, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: prompt}}}}
 }
 
@@ -214,7 +214,7 @@ func sampled(responses mcp.InputResponseMap, key string) (string, bool) {
 			}
 		}
 		return "(an answer that is not text)", true
-	case *mcp.CreateMessageResult: //lint:ignore SA1019 as above
+	case *mcp.CreateMessageResult:
 		if res == nil {
 			return "", false
 		}
@@ -355,11 +355,9 @@ func inputCapabilities(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallTo
 	if caps != nil && caps.Elicitation != nil {
 		asks["user_name"] = nameRequest("What is your name?")
 	}
-	//lint:ignore SA1019 sampling and roots are deprecated by 2026-07-28 (SEP-2577) but graded by the conformance suite
 	if caps != nil && caps.Sampling != nil {
 		asks["greeting"] = sampling("Generate a short greeting", 50)
 	}
-	//lint:ignore SA1019 as above
 	if caps != nil && (caps.RootsV2 != nil || caps.Roots.ListChanged) {
 		asks["client_roots"] = &mcp.ListRootsParams{}
 	}
