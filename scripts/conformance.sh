@@ -11,7 +11,8 @@
 #         suite's exit status). Scenarios it runs but does not score (pending,
 #         extension such as tasks) are reported, not counted;
 #   2. with the default toolsets: every scenario that needs no fixture must pass,
-#      so that the fixtures cannot hide a failure of the real surface.
+#      in both suites (the newest at the 2026-07-28 wire), so that the
+#      fixtures cannot hide a failure of the real surface.
 #
 # Usage: scripts/conformance.sh [path/to/atrium]   (make conformance)
 # Needs `cd interop && npm ci` first (make interop-deps). Results are written
@@ -28,6 +29,11 @@ default_scenarios=(
 	server-initialize logging-set-level ping tools-list resources-list
 	resources-subscribe resources-unsubscribe prompts-list
 	server-sse-multiple-streams dns-rebinding-protection
+)
+# The same for the newest suite at the 2026-07-28 wire (--spec-version).
+default_2026_scenarios=(
+	tools-list resources-list prompts-list caching sep-2164-resource-not-found
+	http-header-validation dns-rebinding-protection
 )
 
 # Node 24 and the conformance CLI come from interop/node_modules: the
@@ -185,6 +191,18 @@ if start default; then
 			failures+=("$scenario")
 		fi
 	done
+	for scenario in "${default_2026_scenarios[@]}"; do
+		out="$results/default-2026-$scenario.txt"
+		node "$next_cli" server --url "$url" --scenario "$scenario" --spec-version 2026-07-28 -o "$results/default-2026" 2>&1 | plain >"$out"
+		rc=${PIPESTATUS[0]}
+		line=$(grep -E '^(Passed|Total):' "$out" | tail -n 1)
+		if [[ $rc -eq 0 ]] && ! grep -qE '(^|[^0-9])[1-9][0-9]* failed' <<<"$line"; then
+			summary+=("PASS  default toolsets, 2026-07-28, $scenario: ${line:-ok}")
+		else
+			summary+=("FAIL  default toolsets, 2026-07-28, $scenario: ${line:-no result} (exit $rc; see ${out#"$root"/})")
+			failures+=("2026-07-28 $scenario")
+		fi
+	done
 else
 	summary+=("FAIL  default toolsets: the server did not start")
 	failures+=("default server")
@@ -197,4 +215,4 @@ if ((${#failures[@]})); then
 	echo "conformance: FAILED: ${failures[*]}"
 	exit 1
 fi
-echo "conformance: OK: suite $(conformance --version) $want_full; suite $next_version: 0 scored failures for 2025-11-25 and 2026-07-28; ${#default_scenarios[@]} default-toolset scenarios passed"
+echo "conformance: OK: suite $(conformance --version) $want_full; suite $next_version: 0 scored failures for 2025-11-25 and 2026-07-28; $((${#default_scenarios[@]} + ${#default_2026_scenarios[@]})) default-toolset scenarios passed"
