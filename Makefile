@@ -55,10 +55,14 @@ lint:
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
-# Node 24 and the pinned MCP clients (mcporter, Inspector, conformance suite).
+# Node 24 and the pinned MCP clients (mcporter, Inspector, the TypeScript SDK
+# 1.x and client 2.x, the conformance suites 0.1.16 and 0.2.0-alpha).
 interop-deps:
 	cd interop && npm ci --no-audit --no-fund
 
+# Both pinned conformance suites against the real binary: 0.1.16 (--suite
+# all), and the newest at --requirements 2025-11-25 and 2026-07-28. Fails on
+# any scored failure; prints each suite's totals and what it did not score.
 conformance: interop-deps build
 	./scripts/conformance.sh $(BIN)
 

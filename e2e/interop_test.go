@@ -144,3 +144,53 @@ func TestInspectorCLI(t *testing.T) {
 		})
 	}
 }
+
+// The official TypeScript client 2.x negotiates 2026-07-28 by itself (auto:
+// server/discover first), calls tools, reads a page (private to the caller,
+// not publicly cacheable) and hears a change to it on a subscriptions/listen
+// stream. interop/ts-client-2026.mjs drives the client and prints what it saw.
+func TestTypeScriptClient2026(t *testing.T) {
+	bin := nodeBin(t)
+	script, err := filepath.Abs(filepath.Join("..", "interop", "ts-client-2026.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(bin, "..", "@modelcontextprotocol", "client", "package.json")); err != nil {
+		if os.Getenv("ATRIUM_REQUIRE_INTEROP") == "1" {
+			t.Fatalf("the TypeScript client 2.x is required (ATRIUM_REQUIRE_INTEROP=1) but not installed: run make interop-deps")
+		}
+		t.Skip("no @modelcontextprotocol/client in interop/node_modules: run 'make interop-deps'")
+	}
+	srv := startServe(t, "")
+	out, code := runNode(t, bin, t.TempDir(), nil, "node", script, srv.MCP(), srv.AdminToken)
+	if code != 0 {
+		t.Fatalf("ts-client-2026.mjs exited %d:\n%s", code, out)
+	}
+	seen := lastJSON(t, out)
+	discover, _ := asMap(seen["discover"])
+	whoami, _ := asMap(seen["whoami"])
+	read, _ := asMap(seen["read"])
+	honored, _ := asMap(seen["honored"])
+	for _, c := range []struct {
+		what      string
+		got, want any
+	}{
+		{"negotiated version", seen["negotiated"], "2026-07-28"},
+		{"server name", seen["server"], "atrium"},
+		{"server/discover name", discover["name"], "atrium"},
+		{"server/discover resources.subscribe", discover["subscribe"], true},
+		{"whoami protocol", whoami["protocol"], "2026-07-28"},
+		{"whoami handle", whoami["handle"], "admin"},
+		{"page text", read["text"], "---\ntitle: Listen probe\n---\n\nFirst.\n"},
+		{"page cacheScope", read["cacheScope"], "private"},
+		{"updated page", seen["updated"], "atrium://pages/Listen%20probe.md"},
+		{"subscription end", seen["closed"], "local"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v (client saw %s)", c.what, c.got, c.want, out)
+		}
+	}
+	if subs, _ := honored["resourceSubscriptions"].([]any); len(subs) != 1 {
+		t.Errorf("honored filter %v: want the page's subscription", honored)
+	}
+}

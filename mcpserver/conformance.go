@@ -1,603 +1,93 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
-	"encoding/json"
-	"fmt"
-	"image"
-	"image/color"
-	"image/png"
-	"net/url"
-	"slices"
-	"strings"
+	"errors"
 	"sync"
-	"sync/atomic"
-	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/atrium-hq/atrium"
 )
 
-// The fixtures below are the names and shapes that the official MCP
-// conformance suite (@modelcontextprotocol/conformance) calls; the suite grades
-// a server only on fixtures it finds by exact name. None of them touches
-// Atrium's data, so every tool needs only the reader role.
+// This file is what a toolset defined outside this package needs: the
+// conformance fixtures (package mcpserver/conformance) live apart from the
+// product's tools, and build their tools with the same caller checks, panic
+// recovery and error mapping as Atrium's own.
 
-// URIs of the conformance resources.
-const (
-	staticTextURI   = "test://static-text"
-	staticBinaryURI = "test://static-binary"
-	watchedURI      = "test://watched-resource"
-	dataTemplateURI = "test://template/{id}/data"
+var (
+	extraMu sync.Mutex
+	extra   []func() *Toolset
 )
 
-// watchInterval is how often test://watched-resource changes and its
-// subscribers are told.
-const watchInterval = 2 * time.Second
-
-// errorFixtureMessage is the message of test_error_handling's failure.
-const errorFixtureMessage = "This tool intentionally returns an error for testing"
-
-// conformanceToolset holds the fixtures of the official MCP conformance suite.
-// It is off unless named: --toolsets all,conformance.
-func conformanceToolset(s *Server) *Toolset {
-	// revision counts the changes of test://watched-resource, so that a client
-	// that reads it again after an update sees new content.
-	var revision atomic.Int64
-	return &Toolset{
-		Name:        "conformance",
-		Description: "Fixtures of the official MCP conformance suite; for testing only.",
-		Tools: []*Tool{
-			contentTool("test_simple_text", "Simple text", "Returns one text block. A conformance-suite fixture.",
-				&mcp.TextContent{Text: "This is a simple text response for testing."}),
-			contentTool("test_image_content", "Image content", "Returns one image block: a 1×1 red PNG. A conformance-suite fixture.",
-				&mcp.ImageContent{Data: fixturePNG(), MIMEType: "image/png"}),
-			contentTool("test_audio_content", "Audio content", "Returns one audio block: a short silent WAV. A conformance-suite fixture.",
-				&mcp.AudioContent{Data: fixtureWAV(), MIMEType: "audio/wav"}),
-			contentTool("test_embedded_resource", "Embedded resource", "Returns one embedded text resource. A conformance-suite fixture.",
-				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://embedded-resource", MIMEType: "text/plain", Text: "This is an embedded resource content."}}),
-			contentTool("test_multiple_content_types", "Mixed content", "Returns a text, an image and an embedded JSON resource in one result. A conformance-suite fixture.",
-				&mcp.TextContent{Text: "Multiple content types test:"},
-				&mcp.ImageContent{Data: fixturePNG(), MIMEType: "image/png"},
-				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://mixed-content-resource", MIMEType: "application/json", Text: `{"test":"data","value":123}`}}),
-			loggingFixture(),
-			progressFixture(),
-			errorFixture(),
-			samplingFixture(),
-			elicitationFixture("test_elicitation", "Elicitation",
-				"Asks the user, through the client (elicitation/create), for a username and an email address, and returns the answer. Takes the message to show. A conformance-suite fixture.",
-				usernameEmailSchema),
-			elicitationFixture("test_elicitation_sep1034_defaults", "Elicitation with defaults",
-				"Asks the user, through the client, to fill a form whose string, integer, number, enum and boolean fields all have defaults (SEP-1034), and returns the answer. A conformance-suite fixture.",
-				defaultsSchema),
-			elicitationFixture("test_elicitation_sep1330_enums", "Elicitation with enums",
-				"Asks the user, through the client, to choose in each of the five enum forms of SEP-1330 (untitled, titled, legacy enumNames, and single and multiple selection), and returns the answer. A conformance-suite fixture.",
-				enumsSchema),
-			schemaFixture(),
-			reconnectionFixture(),
-			slowFixture(),
-		},
-		Resources: []Resource{
-			{Def: &mcp.Resource{URI: staticTextURI, Name: "static-text", Title: "Static text", Description: "A fixed text resource. A conformance-suite fixture.", MIMEType: "text/plain"},
-				Handler: func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-					return textResource(req.Params.URI, "text/plain", "This is the content of the static text resource."), nil
-				}},
-			{Def: &mcp.Resource{URI: staticBinaryURI, Name: "static-binary", Title: "Static binary", Description: "A fixed binary resource: a 1×1 red PNG. A conformance-suite fixture.", MIMEType: "image/png"},
-				Handler: func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-					return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "image/png", Blob: fixturePNG()}}}, nil
-				}},
-			{Def: &mcp.Resource{URI: watchedURI, Name: "watched-resource", Title: "Watched resource", Description: fmt.Sprintf("A text resource that changes every %s; subscribe to be told. A conformance-suite fixture.", watchInterval), MIMEType: "text/plain"},
-				Handler: func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-					return textResource(req.Params.URI, "text/plain", fmt.Sprintf("Watched resource content, revision %d", revision.Load())), nil
-				}},
-		},
-		Templates: []ResourceTemplate{
-			{Def: &mcp.ResourceTemplate{URITemplate: dataTemplateURI, Name: "template-data", Title: "Templated data", Description: "JSON data for any id: test://template/ID/data. A conformance-suite fixture.", MIMEType: "application/json"},
-				Handler: readTemplateData},
-		},
-		Prompts:  fixturePrompts(),
-		Complete: completeFixturePrompt,
-		Start: func(ctx context.Context, ms *mcp.Server, _ atrium.Workspace) {
-			tick := time.NewTicker(watchInterval)
-			defer tick.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-tick.C:
-					revision.Add(1)
-					// The SDK notifies only the sessions subscribed to the URI;
-					// its error is always nil in v1.8.0, and a lost
-					// notification is retried by the next tick anyway.
-					_ = ms.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: watchedURI})
-				}
-			}
-		},
+// RegisterToolset makes a toolset defined outside this package available to
+// every Server built afterwards, after the built-in ones. Unless it says
+// Default, it is off until named (--toolsets all,conformance). Packages
+// register in init; the binary links them in (cmd/atrium).
+func RegisterToolset(build func() *Toolset) {
+	if build == nil {
+		panic("mcpserver: RegisterToolset(nil)")
 	}
+	extraMu.Lock()
+	defer extraMu.Unlock()
+	extra = append(extra, build)
 }
 
-// noInput is the input of fixtures that take no arguments.
-type noInput struct{}
-
-// fixtureSchema is the input schema of raw fixtures without arguments.
-var fixtureSchema = &jsonschema.Schema{Type: "object", AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}}}
-
-// contentTool is a fixture that returns content verbatim: raw, because the
-// suite checks the exact content blocks, which a typed result would replace
-// with its JSON.
-func contentTool(name, title, description string, content ...mcp.Content) *Tool {
-	return newRawTool(&mcp.Tool{Name: name, Title: title, Description: description, InputSchema: fixtureSchema, Annotations: readOnly(title)},
-		atrium.RoleReader, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{Content: content}, nil
-		})
+// extraToolsets builds the registered toolsets for one Server.
+func extraToolsets() []*Toolset {
+	extraMu.Lock()
+	defer extraMu.Unlock()
+	out := make([]*Toolset, len(extra))
+	for i, build := range extra {
+		out[i] = build()
+	}
+	return out
 }
 
-// LoggingOutput is what test_tool_with_logging answers.
-type LoggingOutput struct {
-	Messages []string `json:"messages" jsonschema:"the log messages sent, at level info, in order; a client that has not set a log level receives none"`
+// NewTool builds a typed tool, as the built-in toolsets do: In's schema is
+// inferred and enforced, Out becomes the structured result, a returned
+// *atrium.Error reaches the caller as {error, code}.
+func NewTool[In, Out any](spec *mcp.Tool, need atrium.Role, h Handler[In, Out]) *Tool {
+	return newTool(spec, need, h)
 }
 
-func loggingFixture() *Tool {
-	return newTool(&mcp.Tool{
-		Name:        "test_tool_with_logging",
-		Title:       "Logging",
-		Description: "Sends three info log notifications (notifications/message), 50 ms apart, while it runs. Set a log level first (logging/setLevel) to receive them. A conformance-suite fixture.",
-		Annotations: readOnly("Logging"),
-	}, atrium.RoleReader, func(ctx context.Context, req *mcp.CallToolRequest, _ noInput) (LoggingOutput, error) {
-		// The delays let a client see the messages arrive while the call is
-		// still running, which is what the suite checks.
-		out := LoggingOutput{Messages: []string{"Tool execution started", "Tool processing data", "Tool execution completed"}}
-		for i, msg := range out.Messages {
-			if i > 0 {
-				if err := sleep(ctx, 50*time.Millisecond); err != nil {
-					return out, err
+// RawHandler is the body of a tool that shapes its whole result (see NewRawTool).
+type RawHandler func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error)
+
+// NewRawTool builds a tool whose handler shapes the whole result itself: mixed
+// content, input requests (SEP-2322). def must carry an input schema. A
+// returned *jsonrpc.Error is answered as that protocol error — fixtures of
+// protocol failures need it; no product tool returns one — and any other
+// error becomes {error, code} like every tool's.
+func NewRawTool(def *mcp.Tool, need atrium.Role, h RawHandler) *Tool {
+	return NewServerTool(def, need, func(*mcp.Server) RawHandler { return h })
+}
+
+// NewServerTool is NewRawTool for a handler that acts on the MCP server it is
+// added to (one per workspace): bind is called once per server.
+func NewServerTool(def *mcp.Tool, need atrium.Role, bind func(ms *mcp.Server) RawHandler) *Tool {
+	t := newRawTool(def, need, nil)
+	// The SDK keeps the hand-written input schema: its transport checks the
+	// Mcp-Param-* headers of the properties marked x-mcp-header (SEP-2243).
+	reg := registration(def)
+	reg.InputSchema = def.InputSchema
+	t.add = func(s *Server, ms *mcp.Server, ws int64) {
+		h := bind(ms)
+		ms.AddTool(reg, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var protocolErr *jsonrpc.Error
+			res, err := s.call(ctx, req, ws, t, func(ctx context.Context) (*mcp.CallToolResult, error) {
+				res, err := h(ctx, req)
+				if errors.As(err, &protocolErr) {
+					return nil, nil
 				}
-			}
-			if err := logInfo(ctx, req.Session, msg); err != nil {
-				return out, atrium.Errorf(atrium.EUnavailable, "sending log message %q: %v", msg, err)
-			}
-		}
-		return out, nil
-	})
-}
-
-// logInfo sends msg to the session as an info log notification. The SDK drops
-// it unless the client has set a log level.
-func logInfo(ctx context.Context, ss *mcp.ServerSession, msg string) error {
-	//lint:ignore SA1019 protocol logging is deprecated by 2026-07-28 (SEP-2577) but 2025-era clients and the conformance suite still use it
-	return ss.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "conformance", Data: msg})
-}
-
-// ProgressOutput is what test_tool_with_progress answers.
-type ProgressOutput struct {
-	Steps         []float64 `json:"steps" jsonschema:"the progress values passed, out of 100"`
-	ProgressToken any       `json:"progress_token,omitempty" jsonschema:"the request's progress token; without one no notifications are sent"`
-}
-
-func progressFixture() *Tool {
-	return newTool(&mcp.Tool{
-		Name:        "test_tool_with_progress",
-		Title:       "Progress",
-		Description: "Reports progress 0, 50 and 100 out of 100 (notifications/progress), 50 ms apart, when the call carries _meta.progressToken. A conformance-suite fixture.",
-		Annotations: readOnly("Progress"),
-	}, atrium.RoleReader, func(ctx context.Context, req *mcp.CallToolRequest, _ noInput) (ProgressOutput, error) {
-		const total = 100
-		token := req.Params.GetProgressToken()
-		out := ProgressOutput{Steps: []float64{0, 50, 100}, ProgressToken: token}
-		for i, step := range out.Steps {
-			if i > 0 {
-				if err := sleep(ctx, 50*time.Millisecond); err != nil {
-					return out, err
-				}
-			}
-			if token == nil {
-				continue // the caller asked for no progress
-			}
-			err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-				ProgressToken: token,
-				Progress:      step,
-				Total:         total,
-				Message:       fmt.Sprintf("step %d of %d", i+1, len(out.Steps)),
+				return res, err
 			})
-			if err != nil {
-				return out, atrium.Errorf(atrium.EUnavailable, "sending progress: %v", err)
+			if protocolErr != nil {
+				return nil, protocolErr
 			}
-		}
-		return out, nil
-	})
-}
-
-// errorFixture fails on every call. It fails the way every Atrium tool does —
-// a result with isError and {error, code}, not a JSON-RPC error — so that the
-// suite grades Atrium's real error path.
-func errorFixture() *Tool {
-	return newRawTool(&mcp.Tool{
-		Name:        "test_error_handling",
-		Title:       "Error handling",
-		Description: "Always fails: returns a tool result with isError set and the structured {error, code} of every failed Atrium call. A conformance-suite fixture.",
-		InputSchema: fixtureSchema,
-		Annotations: readOnly("Error handling"),
-	}, atrium.RoleReader, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return nil, &atrium.Error{Code: atrium.EUnavailable, Message: errorFixtureMessage}
-	})
-}
-
-// interactive is the annotation set of a fixture that asks the client — its
-// model or its user — for an answer: it changes nothing, but its answer comes
-// from outside and may differ each time.
-func interactive(title string) *mcp.ToolAnnotations {
-	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: false, DestructiveHint: new(false), OpenWorldHint: new(true)}
-}
-
-// SamplingInput is what test_sampling takes.
-type SamplingInput struct {
-	Prompt string `json:"prompt" jsonschema:"the prompt to send to the client's model"`
-}
-
-// SamplingOutput is what test_sampling answers.
-type SamplingOutput struct {
-	Response   string `json:"response" jsonschema:"the text the client's model answered"`
-	Model      string `json:"model" jsonschema:"the model that answered, as the client names it"`
-	StopReason string `json:"stop_reason,omitempty" jsonschema:"why the model stopped, if the client said"`
-}
-
-func samplingFixture() *Tool {
-	return newTool(&mcp.Tool{
-		Name:        "test_sampling",
-		Title:       "Sampling",
-		Description: "Asks the client's model to answer a prompt (sampling/createMessage, at most 100 tokens) and returns its answer. Needs a 2025-era session with a client that declares the sampling capability. A conformance-suite fixture.",
-		Annotations: interactive("Sampling"),
-	}, atrium.RoleReader, func(ctx context.Context, req *mcp.CallToolRequest, in SamplingInput) (SamplingOutput, error) {
-		if !clientSamples(req) {
-			return SamplingOutput{}, atrium.Errorf(atrium.EInvalid, "test_sampling needs a client that declares the sampling capability")
-		}
-		out, err := sample(ctx, req.Session, in.Prompt)
-		if err != nil {
-			return out, atrium.Errorf(atrium.EUnavailable, "the client did not answer the sampling request: %v", err)
-		}
-		return out, nil
-	})
-}
-
-// clientSamples reports whether the caller's client declared sampling.
-func clientSamples(req *mcp.CallToolRequest) bool {
-	caps := req.ClientCapabilities()
-	//lint:ignore SA1019 sampling is deprecated by 2026-07-28 (SEP-2577) but 2025-era clients and the conformance suite still use it
-	return caps != nil && caps.Sampling != nil
-}
-
-// sample asks the client's model to answer prompt. The deprecated sampling API
-// is confined here.
-func sample(ctx context.Context, ss *mcp.ServerSession, prompt string) (SamplingOutput, error) {
-	//lint:ignore SA1019 sampling is deprecated by 2026-07-28 (SEP-2577) but 2025-era clients and the conformance suite still use it
-	params := &mcp.CreateMessageParams{MaxTokens: 100, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: prompt}}}}
-	//lint:ignore SA1019 as above
-	res, err := ss.CreateMessage(ctx, params)
-	if err != nil {
-		return SamplingOutput{}, err
-	}
-	out := SamplingOutput{Model: res.Model, StopReason: res.StopReason}
-	if text, ok := res.Content.(*mcp.TextContent); ok {
-		out.Response = text.Text
-	} else {
-		out.Response = fmt.Sprintf("(a %T answer, not text)", res.Content)
-	}
-	return out, nil
-}
-
-// ElicitationInput is what the elicitation fixtures take.
-type ElicitationInput struct {
-	Message string `json:"message,omitempty" jsonschema:"the message to show the user; a default is used when empty"`
-}
-
-// ElicitationOutput is what the elicitation fixtures answer.
-type ElicitationOutput struct {
-	Action  string         `json:"action" jsonschema:"what the user did: accept, decline or cancel"`
-	Content map[string]any `json:"content,omitempty" jsonschema:"the answers, when the user accepted"`
-}
-
-// The requested schemas are literal JSON: the suite checks their exact
-// keywords (default, enum, oneOf, anyOf, enumNames), which must reach the
-// client as written.
-var (
-	usernameEmailSchema = json.RawMessage(`{
-		"type": "object",
-		"properties": {
-			"username": {"type": "string", "description": "User's response"},
-			"email": {"type": "string", "description": "User's email address"}
-		},
-		"required": ["username", "email"]
-	}`)
-	defaultsSchema = json.RawMessage(`{
-		"type": "object",
-		"properties": {
-			"name": {"type": "string", "description": "User name", "default": "John Doe"},
-			"age": {"type": "integer", "description": "User age", "default": 30},
-			"score": {"type": "number", "description": "User score", "default": 95.5},
-			"status": {"type": "string", "description": "User status", "enum": ["active", "inactive", "pending"], "default": "active"},
-			"verified": {"type": "boolean", "description": "Verification status", "default": true}
-		}
-	}`)
-	enumsSchema = json.RawMessage(`{
-		"type": "object",
-		"properties": {
-			"untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
-			"titledSingle": {"type": "string", "oneOf": [
-				{"const": "value1", "title": "First Option"},
-				{"const": "value2", "title": "Second Option"},
-				{"const": "value3", "title": "Third Option"}
-			]},
-			"legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"], "enumNames": ["Option One", "Option Two", "Option Three"]},
-			"untitledMulti": {"type": "array", "minItems": 1, "maxItems": 3, "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
-			"titledMulti": {"type": "array", "minItems": 1, "maxItems": 3, "items": {"anyOf": [
-				{"const": "value1", "title": "First Choice"},
-				{"const": "value2", "title": "Second Choice"},
-				{"const": "value3", "title": "Third Choice"}
-			]}}
-		}
-	}`)
-)
-
-// elicitationFixture asks the user, through the client, to fill the form
-// schema describes, and returns what the user did.
-func elicitationFixture(name, title, description string, schema json.RawMessage) *Tool {
-	return newTool(&mcp.Tool{Name: name, Title: title, Description: description, Annotations: interactive(title)},
-		atrium.RoleReader, func(ctx context.Context, req *mcp.CallToolRequest, in ElicitationInput) (ElicitationOutput, error) {
-			if caps := req.ClientCapabilities(); caps == nil || caps.Elicitation == nil {
-				return ElicitationOutput{}, atrium.Errorf(atrium.EInvalid, "%s needs a client that declares the elicitation capability", name)
-			}
-			msg := in.Message
-			if msg == "" {
-				msg = title + ": please answer the form"
-			}
-			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: msg, RequestedSchema: schema})
-			if err != nil {
-				return ElicitationOutput{}, atrium.Errorf(atrium.EUnavailable, "the client did not answer the elicitation request: %v", err)
-			}
-			return ElicitationOutput{Action: res.Action, Content: res.Content}, nil
+			return res, err
 		})
-}
-
-// PostalAddress is the $defs entry of json_schema_2020_12_tool's schema.
-type PostalAddress struct {
-	Street string `json:"street,omitempty"`
-	City   string `json:"city,omitempty"`
-}
-
-// SchemaFixtureInput is what json_schema_2020_12_tool takes.
-type SchemaFixtureInput struct {
-	Name    string         `json:"name,omitempty"`
-	Address *PostalAddress `json:"address,omitempty"`
-}
-
-// schemaFixture advertises a hand-written JSON Schema 2020-12 input schema —
-// $schema, $defs with a $ref to it, and additionalProperties false — which
-// clients must receive unchanged (SEP-1613). Being typed, the SDK also
-// enforces it: unknown properties are refused.
-func schemaFixture() *Tool {
-	// A schema must be a tree: every string property gets its own node.
-	str := func() *jsonschema.Schema { return &jsonschema.Schema{Type: "string"} }
-	return newTool(&mcp.Tool{
-		Name:        "json_schema_2020_12_tool",
-		Title:       "JSON Schema 2020-12",
-		Description: "Takes a name and an address described with JSON Schema 2020-12 keywords ($schema, $defs, $ref, additionalProperties) and echoes them. A conformance-suite fixture.",
-		Annotations: readOnly("JSON Schema 2020-12"),
-		InputSchema: &jsonschema.Schema{
-			Schema: "https://json-schema.org/draft/2020-12/schema",
-			Type:   "object",
-			Defs: map[string]*jsonschema.Schema{
-				"address": {Type: "object", Properties: map[string]*jsonschema.Schema{"street": str(), "city": str()}},
-			},
-			Properties: map[string]*jsonschema.Schema{
-				"name":    str(),
-				"address": {Ref: "#/$defs/address"},
-			},
-			AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
-		},
-	}, atrium.RoleReader, func(_ context.Context, _ *mcp.CallToolRequest, in SchemaFixtureInput) (SchemaFixtureInput, error) {
-		return in, nil
-	})
-}
-
-// reconnectionFixture is the tool the suite calls to see whether the server
-// closes the SSE stream of a call mid-way and lets the client resume it with
-// Last-Event-ID (SEP-1699). Resuming needs an event store, and Atrium's
-// Streamable HTTP keeps none: a closed stream would lose the result and leave
-// the client waiting. So this fixture answers on the stream it was called
-// on, which the suite reports as information, not as a failure.
-func reconnectionFixture() *Tool {
-	return newRawTool(&mcp.Tool{
-		Name:        "test_reconnection",
-		Title:       "Reconnection",
-		Description: "Answers after a short delay on the stream of the call; Atrium keeps no event store, so it does not close the stream mid-call (SEP-1699). A conformance-suite fixture.",
-		InputSchema: fixtureSchema,
-		Annotations: readOnly("Reconnection"),
-	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
-			return nil, err
-		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Reconnection test completed: the result came on the original stream."}}}, nil
-	})
-}
-
-// sleep waits d, or until ctx ends (the client cancelled the call).
-// SlowInput is how long test_slow takes.
-type SlowInput struct {
-	MS int `json:"ms" jsonschema:"how long to take, in milliseconds (at most 10000)"`
-}
-
-// SlowOutput reports how long test_slow took.
-type SlowOutput struct {
-	SleptMS int `json:"slept_ms" jsonschema:"the milliseconds slept"`
-}
-
-// slowFixture is not the suite's: it is Atrium's own fixture for what only a
-// call in flight shows — graceful shutdown, cancellation, timeouts.
-func slowFixture() *Tool {
-	return newTool(&mcp.Tool{
-		Name:        "test_slow",
-		Title:       "Slow call",
-		Description: "Takes ms milliseconds (at most 10000) to answer, or stops when cancelled. For testing shutdown, cancellation and timeouts.",
-		Annotations: readOnly("Slow call"),
-	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in SlowInput) (SlowOutput, error) {
-		if in.MS < 0 || in.MS > 10000 {
-			return SlowOutput{}, atrium.Errorf(atrium.EInvalid, "ms must be between 0 and 10000, not %d", in.MS)
-		}
-		if err := sleep(ctx, time.Duration(in.MS)*time.Millisecond); err != nil {
-			return SlowOutput{}, err
-		}
-		return SlowOutput{SleptMS: in.MS}, nil
-	})
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return atrium.Errorf(atrium.EUnavailable, "cancelled: %v", ctx.Err())
-	case <-t.C:
-		return nil
 	}
-}
-
-func textResource(uri, mimeType, text string) *mcp.ReadResourceResult {
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: mimeType, Text: text}}}
-}
-
-// readTemplateData reads test://template/{id}/data. The SDK has matched the
-// URI against the template but hands over only the URI, so the id is cut out
-// here.
-func readTemplateData(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	uri := req.Params.URI
-	raw, ok := strings.CutPrefix(uri, "test://template/")
-	if ok {
-		raw, ok = strings.CutSuffix(raw, "/data")
-	}
-	id, err := url.PathUnescape(raw)
-	if !ok || err != nil || id == "" || strings.Contains(raw, "/") {
-		return nil, atrium.Errorf(atrium.ENotFound, "no resource %s: use test://template/ID/data", uri)
-	}
-	data, err := json.Marshal(struct {
-		ID           string `json:"id"`
-		TemplateTest bool   `json:"templateTest"`
-		Data         string `json:"data"`
-	}{id, true, "Data for ID: " + id})
-	if err != nil {
-		return nil, err
-	}
-	return textResource(uri, "application/json", string(data)), nil
-}
-
-func fixturePrompts() []Prompt {
-	user := func(c mcp.Content) *mcp.PromptMessage { return &mcp.PromptMessage{Role: "user", Content: c} }
-	return []Prompt{
-		{Def: &mcp.Prompt{Name: "test_simple_prompt", Title: "Simple prompt", Description: "A prompt without arguments. A conformance-suite fixture."},
-			Handler: func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-				return &mcp.GetPromptResult{Description: "A simple prompt", Messages: []*mcp.PromptMessage{
-					user(&mcp.TextContent{Text: "This is a simple prompt for testing."}),
-				}}, nil
-			}},
-		{Def: &mcp.Prompt{Name: "test_prompt_with_arguments", Title: "Prompt with arguments", Description: "A prompt that quotes its two arguments; both complete (completion/complete). A conformance-suite fixture.",
-			Arguments: []*mcp.PromptArgument{
-				{Name: "arg1", Title: "First argument", Description: "First test argument", Required: true},
-				{Name: "arg2", Title: "Second argument", Description: "Second test argument", Required: true},
-			}},
-			Handler: func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-				args := req.Params.Arguments
-				return &mcp.GetPromptResult{Description: "A prompt with arguments", Messages: []*mcp.PromptMessage{
-					user(&mcp.TextContent{Text: fmt.Sprintf("Prompt with arguments: arg1='%s', arg2='%s'", args["arg1"], args["arg2"])}),
-				}}, nil
-			}},
-		{Def: &mcp.Prompt{Name: "test_prompt_with_embedded_resource", Title: "Prompt with embedded resource", Description: "A prompt that embeds a text resource under the URI it is given. A conformance-suite fixture.",
-			Arguments: []*mcp.PromptArgument{
-				{Name: "resourceUri", Title: "Resource URI", Description: "URI of the resource to embed", Required: true},
-			}},
-			Handler: func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-				uri := req.Params.Arguments["resourceUri"]
-				if uri == "" {
-					return nil, rpcError(atrium.Errorf(atrium.EInvalid, "resourceUri is required"))
-				}
-				return &mcp.GetPromptResult{Description: "A prompt with an embedded resource", Messages: []*mcp.PromptMessage{
-					user(&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: uri, MIMEType: "text/plain", Text: "Embedded resource content for testing."}}),
-					user(&mcp.TextContent{Text: "Please process the embedded resource above."}),
-				}}, nil
-			}},
-		{Def: &mcp.Prompt{Name: "test_prompt_with_image", Title: "Prompt with image", Description: "A prompt that carries an image (a 1×1 red PNG). A conformance-suite fixture."},
-			Handler: func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-				return &mcp.GetPromptResult{Description: "A prompt with an image", Messages: []*mcp.PromptMessage{
-					user(&mcp.ImageContent{Data: fixturePNG(), MIMEType: "image/png"}),
-					user(&mcp.TextContent{Text: "Please analyze the image above."}),
-				}}, nil
-			}},
-	}
-}
-
-// promptCompletions are the values offered for test_prompt_with_arguments'
-// arguments.
-var promptCompletions = map[string][]string{
-	"arg1": {"paris", "park", "party", "testValue1"},
-	"arg2": {"hello", "testValue2", "world"},
-}
-
-// completeFixturePrompt completes the arguments of test_prompt_with_arguments
-// by prefix, ignoring case; it leaves every other reference to other toolsets.
-func completeFixturePrompt(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, bool, error) {
-	p := req.Params
-	if p == nil || p.Ref == nil || p.Ref.Type != "ref/prompt" || p.Ref.Name != "test_prompt_with_arguments" {
-		return nil, false, nil
-	}
-	values := []string{} // never null on the wire
-	for _, v := range promptCompletions[p.Argument.Name] {
-		if strings.HasPrefix(strings.ToLower(v), strings.ToLower(p.Argument.Value)) {
-			values = append(values, v)
-		}
-	}
-	slices.Sort(values)
-	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: values, Total: len(values)}}, true, nil
-}
-
-// fixturePNG and fixtureWAV are the smallest media the fixtures return: made
-// here rather than stored, so that they are visibly what they claim to be, and
-// on first use, since the PNG encoder alone allocates most of a megabyte.
-var (
-	fixturePNG = sync.OnceValue(redPixelPNG)
-	fixtureWAV = sync.OnceValue(func() []byte { return silentWAV(8000, 80) }) // 10 ms
-)
-
-// redPixelPNG encodes a 1×1 red image.
-func redPixelPNG() []byte {
-	img := image.NewNRGBA(image.Rect(0, 0, 1, 1))
-	img.Set(0, 0, color.NRGBA{R: 0xff, A: 0xff})
-	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
-		panic(err) // cannot happen writing to memory
-	}
-	return b.Bytes()
-}
-
-// silentWAV is a mono 16-bit PCM WAV file of n silent samples at rate Hz.
-func silentWAV(rate, n uint32) []byte {
-	const channels, bits = 1, 16
-	dataSize := n * channels * bits / 8
-	var b bytes.Buffer
-	w := func(v any) { _ = binary.Write(&b, binary.LittleEndian, v) } // a bytes.Buffer never fails
-	b.WriteString("RIFF")
-	w(36 + dataSize)
-	b.WriteString("WAVEfmt ")
-	w(uint32(16))                  // size of the fmt chunk
-	w(uint16(1))                   // PCM
-	w(uint16(channels))            // channels
-	w(rate)                        // sample rate
-	w(rate * channels * bits / 8)  // byte rate
-	w(uint16(channels * bits / 8)) // block align
-	w(uint16(bits))                // bits per sample
-	b.WriteString("data")
-	w(dataSize)
-	b.Write(make([]byte, dataSize))
-	return b.Bytes()
+	return t
 }

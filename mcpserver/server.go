@@ -248,6 +248,7 @@ func (s *Server) build(ws atrium.Workspace) *mcp.Server {
 		CompletionHandler:  s.completer(ws.ID),
 		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		SetCacheable:       privateByDefault,
 		// Declared in full so that clients know from the start what may change:
 		// tools come and go with gateway reloads.
 		Capabilities: &mcp.ServerCapabilities{
@@ -278,6 +279,18 @@ func (s *Server) build(ws atrium.Workspace) *mcp.Server {
 		}
 	}
 	return ms
+}
+
+// privateByDefault gives every cacheable 2026-07-28 result (server/discover,
+// the lists, resources/read) that does not say otherwise the cacheScope
+// "private". The SDK's default, "public", lets any shared cache (a gateway,
+// a proxy) serve the result across authorization contexts, and what Atrium
+// answers is its workspace's data — pages, review threads — read with the
+// caller's token. A resource the same for every caller may say "public".
+func privateByDefault(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
+	if c.CacheScope == "" {
+		c.CacheScope = "private"
+	}
 }
 
 // actorKey is where HTTP authentication leaves the actor in a token's Extra.
@@ -516,7 +529,7 @@ func ParseToolsets(v string) []string {
 
 // allToolsets lists every toolset Atrium has, in the order tools are listed.
 func allToolsets(s *Server) []*Toolset {
-	return []*Toolset{coreToolset(s), docsToolset(s), reviewToolset(s), conformanceToolset(s)}
+	return append([]*Toolset{coreToolset(s), docsToolset(s), reviewToolset(s)}, extraToolsets()...)
 }
 
 // quiet passes the SDK's records at warn and above only, unless the operator
