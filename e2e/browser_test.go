@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -280,5 +281,44 @@ func TestBrowserEditsAndKeepsTextOnConflict(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`button[value=save]`)), chromedp.WaitVisible(chromedp.CSS("article.page")))
 	if title := read(b, "new page", chromedp.Text(chromedp.CSS(".markdown h1"))); title != "New" {
 		t.Fatalf("new page heading = %q", title)
+	}
+}
+
+// An agent's write appears in a page open in a browser, without a reload;
+// in an open editor it only says so, and the person's text stays.
+func TestBrowserShowsAgentsWritesLive(t *testing.T) {
+	srv := startServe(t, "")
+	cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "2025-11-25")
+	if res := callTool(t, cs, "write_page", map[string]any{"path": "Live.md", "content": "# Live\n\nbefore\n"}); res.IsError {
+		t.Fatalf("write: %+v", res.Content)
+	}
+	b := newBrowser(t)
+	b.do("open the page", chromedp.Navigate(srv.URL+"/login?token="+srv.AdminToken), chromedp.WaitVisible(chromedp.CSS(".who")),
+		chromedp.Navigate(srv.URL+"/pages/Live.md"), chromedp.WaitVisible(chromedp.CSS("article.page")),
+		chromedp.Evaluate[chromedp.Void](`window.loadedOnce = true`))
+	// Give EventSource its connection before the write.
+	time.Sleep(500 * time.Millisecond)
+	var lat []time.Duration
+	for i := range 3 {
+		text := fmt.Sprintf("written by the agent, round %d", i)
+		start := time.Now()
+		if res := callTool(t, cs, "edit_page", map[string]any{"path": "Live.md", "operations": []map[string]any{{"op": "append", "text": text}}}); res.IsError {
+			t.Fatalf("agent edit: %+v", res.Content)
+		}
+		b.do("see round "+fmt.Sprint(i), chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelector('article.page').innerText.includes(%q)`, text)))
+		lat = append(lat, time.Since(start))
+	}
+	if same := read(b, "no reload", chromedp.Evaluate[bool](`window.loadedOnce === true`)); !same {
+		t.Fatal("the page reloaded instead of updating in place")
+	}
+	t.Logf("agent write to browser: %v", lat)
+
+	b.do("open the editor and type", chromedp.Navigate(srv.URL+"/pages/Live.md?edit"), chromedp.WaitVisible(chromedp.CSS(`textarea[name=content]`)),
+		chromedp.SetValue(chromedp.CSS(`textarea[name=content]`), "the person's unsaved words"))
+	time.Sleep(500 * time.Millisecond)
+	callTool(t, cs, "edit_page", map[string]any{"path": "Live.md", "operations": []map[string]any{{"op": "append", "text": "one more"}}})
+	b.do("the notice", chromedp.WaitVisible(chromedp.ID("live-notice")))
+	if typed := read(b, "typed text", chromedp.Value(chromedp.CSS(`textarea[name=content]`))); typed != "the person's unsaved words" {
+		t.Fatalf("the editor's text became %q", typed)
 	}
 }

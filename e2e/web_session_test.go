@@ -43,6 +43,11 @@ func TestBrowserSessionsAndCSRF(t *testing.T) {
 		return ""
 	}
 
+	// Live updates are for members only: events name private pages.
+	if res, _ := send("GET", "/events", map[string]string{"Accept": "text/event-stream"}, ""); res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("anonymous GET /events: %d, want 401", res.StatusCode)
+	}
+
 	// A login link followed from another site only offers a button.
 	res, body := send("GET", "/login?token="+srv.AdminToken, map[string]string{"Sec-Fetch-Site": "cross-site"}, "")
 	if res.StatusCode != http.StatusOK || sessionOf(res) != "" || !strings.Contains(body, `<form method="post" action="/login"`) {

@@ -113,6 +113,13 @@ func (db *DB) maxEventID(ctx context.Context) (int64, error) {
 // other, and a function that ends the subscription. Delivery is best effort:
 // a subscriber that falls more than buf events behind loses the excess, and
 // can catch up from the event log with EventsAfter.
+// LatestEventID is the ID of workspace ws's newest event, 0 for none.
+func (tx *Tx) LatestEventID(ctx context.Context, ws int64) (int64, error) {
+	var id int64
+	err := tx.queryRow(ctx, "SELECT COALESCE(MAX(id), 0) FROM events WHERE workspace_id = ?", ws).Scan(&id)
+	return id, err
+}
+
 func (db *DB) Subscribe(buf int) (<-chan atrium.Event, func()) {
 	return db.broker.subscribe(buf)
 }

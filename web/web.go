@@ -10,8 +10,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"sync"
 
 	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/activity"
 	"github.com/atrium-hq/atrium/authn"
 	"github.com/atrium-hq/atrium/pages"
 )
@@ -24,9 +26,24 @@ var staticFS embed.FS
 
 // Handler serves the browser routes.
 type Handler struct {
-	Auth   *authn.Authenticator
-	Docs   *pages.Service
-	Logger *slog.Logger
+	Auth     *authn.Authenticator
+	Docs     *pages.Service
+	Activity *activity.Service
+	Logger   *slog.Logger
+
+	closeOnce sync.Once
+	closing   chan struct{} // closed by Close: event streams end
+	streams   sync.WaitGroup
+}
+
+// Close ends the event streams, so that a shutdown does not wait on them.
+func (h *Handler) Close() {
+	h.closeOnce.Do(func() {
+		if h.closing != nil {
+			close(h.closing)
+		}
+	})
+	h.streams.Wait()
 }
 
 // templates are the pages, each with the layout.
@@ -42,6 +59,7 @@ var funcs = template.FuncMap{"pageURL": pageURL}
 
 // Register mounts the routes on mux.
 func (h *Handler) Register(mux *http.ServeMux) {
+	h.closing = make(chan struct{})
 	static, _ := fs.Sub(staticFS, "static")
 	mux.Handle("GET /static/", secure(http.StripPrefix("/static/", http.FileServerFS(static))))
 	mux.Handle("GET /{$}", secure(h.Auth.Browser(http.HandlerFunc(h.index))))
@@ -51,6 +69,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	mux.Handle("POST /logout", secure(http.HandlerFunc(h.logout)))
 	mux.Handle("GET /pages/{path...}", secure(h.Auth.Browser(http.HandlerFunc(h.page))))
 	mux.Handle("POST /pages/{path...}", secure(h.Auth.Browser(http.HandlerFunc(h.save))))
+	mux.Handle("GET /events", h.Auth.Browser(http.HandlerFunc(h.events)))
 	mux.Handle("GET /search", secure(h.Auth.Browser(http.HandlerFunc(h.search))))
 }
 

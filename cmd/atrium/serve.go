@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/activity"
 	"github.com/atrium-hq/atrium/api"
 	"github.com/atrium-hq/atrium/authn"
 	"github.com/atrium-hq/atrium/httpserve"
@@ -135,7 +136,7 @@ every caller the local admin and is only allowed on a loopback address.`,
 			}
 			auth := &authn.Authenticator{Mode: mode, Identity: a.identity, Logger: a.log}
 			mcpHTTP := mcp.HTTP(mcpserver.HTTPOptions{Auth: auth, SessionTimeout: sessionTimeout})
-			ui := &web.Handler{Auth: auth, Docs: a.docs, Logger: a.log}
+			ui := &web.Handler{Auth: auth, Docs: a.docs, Activity: activity.New(a.db), Logger: a.log}
 			rest := &api.Handler{Auth: auth, Docs: a.docs, Review: a.review, Logger: a.log}
 			srv := httpserve.New(httpserve.Config{
 				Addr: addr,
@@ -144,7 +145,7 @@ every caller the local admin and is only allowed on a loopback address.`,
 					rest.Register(mux)
 					ui.Register(mux)
 				},
-				CloseStreams: mcpHTTP.Close,
+				CloseStreams: func() { mcpHTTP.Close(); ui.Close() },
 				Health:       a.db.Ping,
 				Engine:       string(a.db.Engine()),
 				AllowedHosts: mcpserver.ParseToolsets(allowedHosts),

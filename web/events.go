@@ -1,0 +1,100 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/atrium-hq/atrium"
+)
+
+// heartbeat keeps an idle event stream from being cut by proxies, and lets
+// the server notice a browser that has gone.
+const heartbeat = 15 * time.Second
+
+// events is the one Server-Sent Events stream of the browser UI: every event
+// of the workspace, each with its id, from after Last-Event-ID (which
+// EventSource sends when it reconnects) or ?after=, then live. Pages listen
+// to it to show others' changes without a reload.
+func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
+	a := atrium.ActorFromContext(r.Context())
+	if a == nil || a.Role == "" {
+		h.fail(w, r, atrium.Errorf(atrium.EUnauthenticated, "live updates are for members of the workspace: sign in"))
+		return
+	}
+	after := int64(-1)
+	for _, v := range []string{r.Header.Get("Last-Event-ID"), r.URL.Query().Get("after")} {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+			after = n
+			break
+		}
+	}
+	ctx, stop := context.WithCancel(r.Context())
+	defer stop()
+	h.streams.Add(1)
+	defer h.streams.Done()
+	go func() {
+		select {
+		case <-h.closing:
+			stop()
+		case <-ctx.Done():
+		}
+	}()
+	if after < 0 {
+		// A new listener starts now, not from the beginning of time.
+		var err error
+		if after, err = h.Activity.Latest(ctx); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+	}
+	flusher, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprintf(w, "retry: 2000\n\n")
+	flush := func() {
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	flush()
+	tick := time.NewTicker(heartbeat)
+	defer tick.Stop()
+	sent := make(chan atrium.Event)
+	go func() {
+		defer close(sent)
+		_ = h.Activity.Follow(ctx, after, func(e atrium.Event) bool {
+			select {
+			case sent <- e:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		})
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if _, err := fmt.Fprintf(w, ": heartbeat\n\n"); err != nil {
+				return
+			}
+			flush()
+		case e, ok := <-sent:
+			if !ok {
+				return
+			}
+			data, _ := json.Marshal(e)
+			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, e.Kind, data); err != nil {
+				return
+			}
+			flush()
+		}
+	}
+}
