@@ -322,3 +322,77 @@ func TestBrowserShowsAgentsWritesLive(t *testing.T) {
 		t.Fatalf("the editor's text became %q", typed)
 	}
 }
+
+// selectText selects the first occurrence of text in the page's body, as a
+// person would with the mouse.
+func selectText(text string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => {
+		const body = document.querySelector("article.page .markdown");
+		const walk = document.createTreeWalker(body, NodeFilter.SHOW_TEXT);
+		for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+			const i = n.data.indexOf(%q);
+			if (i < 0) continue;
+			const r = document.createRange();
+			r.setStart(n, i); r.setEnd(n, i + %d);
+			const s = window.getSelection(); s.removeAllRanges(); s.addRange(r);
+			return;
+		}
+		throw new Error("text not on the page");
+	})()`, text, len(text)))
+}
+
+// The review loop of 000: a person selects text and comments; an agent
+// replies over MCP; the person resolves, reopens, submits the review, and
+// deletes a thread after a confirmation that names its replies.
+func TestBrowserReviewsAPage(t *testing.T) {
+	srv := startServe(t, "")
+	cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "2025-11-25")
+	if res := callTool(t, cs, "write_page", map[string]any{"path": "Design.md", "content": "# Design\n\n## Storage\n\nWe use SQLite for the embedded store and PostgreSQL to scale.\n"}); res.IsError {
+		t.Fatalf("write: %+v", res.Content)
+	}
+	b := newBrowser(t)
+	b.do("select and comment", chromedp.Navigate(srv.URL+"/login?token="+srv.AdminToken), chromedp.WaitVisible(chromedp.CSS(".who")),
+		chromedp.Navigate(srv.URL+"/pages/Design.md"), chromedp.WaitVisible(chromedp.CSS("#new-comment")),
+		selectText("PostgreSQL to scale"), chromedp.WaitVisible(chromedp.CSS("#new-comment .quote-preview")),
+		chromedp.SendKeys(chromedp.ID("comment-content"), "Why not both?"),
+		chromedp.Submit(chromedp.ID("comment-content")), chromedp.WaitVisible(chromedp.CSS(".thread .quote")))
+	if q := read(b, "quote", chromedp.Text(chromedp.CSS(".thread .quote"))); q != "PostgreSQL to scale" {
+		t.Fatalf("the thread quotes %q", q)
+	}
+	id := strings.TrimPrefix(read(b, "thread id", chromedp.AttributeValue(chromedp.CSS(".thread"), "id")).Value, "thread-")
+	if status := read(b, "draft", chromedp.AttributeValue(chromedp.CSS(".thread"), "class")).Value; !strings.Contains(status, "status-draft") {
+		t.Fatalf("a new comment is %q, want a draft", status)
+	}
+	b.do("submit the review", chromedp.SendKeys(chromedp.ID("review-summary"), "Looks fine"),
+		chromedp.Submit(chromedp.ID("review-summary")), chromedp.WaitVisible(chromedp.CSS(".thread.status-submitted")))
+
+	// An agent answers over MCP; the open page shows it live, as an AI's.
+	out, errOut, code := srv.cli(t, nil, "token", "create", "--principal", "claude", "--kind", "agent", "--workspace", "default", "--role", "writer")
+	if code != 0 {
+		t.Fatalf("agent token: %s", errOut)
+	}
+	agent := connectHTTP(t, srv.MCP(), strings.TrimSpace(out), "2025-11-25")
+	if res := callTool(t, agent, "create_annotation", map[string]any{"parent_id": id, "content": "Both: SQLite by default."}); res.IsError {
+		t.Fatalf("agent reply: %+v", res.Content)
+	}
+	b.do("the agent's reply appears", chromedp.WaitVisible(chromedp.CSS(".thread .reply .author-ai")))
+	b.do("reply, resolve, reopen",
+		chromedp.SendKeys(chromedp.CSS(".thread .reply-form textarea"), "Thanks."), chromedp.Submit(chromedp.CSS(".thread .reply-form textarea")),
+		chromedp.WaitVisible(chromedp.CSS(".thread .reply:nth-of-type(2)")),
+		chromedp.Click(chromedp.CSS(`.thread form[action$="/resolve"] button`)), chromedp.WaitVisible(chromedp.CSS(".thread.status-resolved")),
+		chromedp.Click(chromedp.CSS(`.thread form[action$="/reopen"] button`)), chromedp.WaitVisible(chromedp.CSS(".thread.status-submitted")))
+
+	b.do("ask to delete", chromedp.Click(chromedp.CSS(".thread a.delete")), chromedp.WaitVisible(chromedp.CSS(".confirm-question")))
+	if q := read(b, "confirmation", chromedp.Text(chromedp.CSS(".confirm-question"))); q != "Delete this thread? 2 replies will also be deleted." {
+		t.Fatalf("confirmation says %q", q)
+	}
+	b.do("cancel", chromedp.Click(chromedp.ID("confirm-cancel")), chromedp.WaitVisible(chromedp.CSS("#thread-"+id)))
+	b.do("delete for real", chromedp.Click(chromedp.CSS(".thread a.delete")), chromedp.WaitVisible(chromedp.ID("confirm-ok")),
+		chromedp.Click(chromedp.ID("confirm-ok")), chromedp.WaitVisible(chromedp.CSS("#threads")))
+	if n := read(b, "threads left", chromedp.Evaluate[int](`document.querySelectorAll(".thread").length`)); n != 0 {
+		t.Fatalf("%d threads after deleting the only one", n)
+	}
+	if res := callTool(t, cs, "get_annotation", map[string]any{"annotation_id": id}); !res.IsError {
+		t.Fatal("the deleted thread is still there over MCP")
+	}
+}

@@ -23,6 +23,10 @@ type pageView struct {
 	MoreInDir bool
 	Backlinks []pages.IncomingLink
 	Folder    string
+	Threads   []threadView
+	Orphaned  []threadView
+	Drafts    int   // the viewer's draft comments, which "Submit review" publishes
+	LastEvent int64 // the workspace's newest event when the page was read: live updates start after it
 }
 
 // page shows /pages/{path}: the rendered Markdown, its frontmatter as chips,
@@ -72,6 +76,23 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	list, err := h.Docs.ListPages(ctx, pages.ListRequest{Path: v.Folder, IncludePrivate: a.Role != "", Limit: sidebarLimit})
 	if err == nil {
 		v.Siblings, v.MoreInDir = list.Entries, list.NextCursor != ""
+	}
+	if a.Role != "" {
+		// Read first, so that a change made while the page renders is
+		// one the live updates bring.
+		if v.LastEvent, err = h.Activity.Latest(ctx); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		if v.Threads, v.Orphaned, err = h.threads(r, read.Page.Path); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		for _, t := range append(v.Threads, v.Orphaned...) {
+			if t.Root.Status == atrium.StatusDraft && t.Root.Author == a.Principal.Handle {
+				v.Drafts++
+			}
+		}
 	}
 	h.render(w, r, http.StatusOK, "page", &v)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/atrium-hq/atrium/activity"
 	"github.com/atrium-hq/atrium/authn"
 	"github.com/atrium-hq/atrium/pages"
+	"github.com/atrium-hq/atrium/review"
 )
 
 //go:embed templates/*.html
@@ -28,6 +29,7 @@ var staticFS embed.FS
 type Handler struct {
 	Auth     *authn.Authenticator
 	Docs     *pages.Service
+	Review   *review.Service
 	Activity *activity.Service
 	Logger   *slog.Logger
 
@@ -50,7 +52,7 @@ func (h *Handler) Close() {
 var templates = map[string]*template.Template{}
 
 func init() {
-	for _, name := range []string{"index", "login", "logout", "page", "error", "search", "edit"} {
+	for _, name := range []string{"index", "login", "logout", "page", "error", "search", "edit", "delete"} {
 		templates[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}
 }
@@ -69,6 +71,10 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	mux.Handle("POST /logout", secure(http.HandlerFunc(h.logout)))
 	mux.Handle("GET /pages/{path...}", secure(h.Auth.Browser(http.HandlerFunc(h.page))))
 	mux.Handle("POST /pages/{path...}", secure(h.Auth.Browser(http.HandlerFunc(h.save))))
+	mux.Handle("POST /threads", secure(h.Auth.Browser(http.HandlerFunc(h.comment))))
+	mux.Handle("POST /threads/{id}/{action}", secure(h.Auth.Browser(http.HandlerFunc(h.threadAction))))
+	mux.Handle("GET /threads/{id}/delete", secure(h.Auth.Browser(http.HandlerFunc(h.confirmDelete))))
+	mux.Handle("POST /reviews", secure(h.Auth.Browser(http.HandlerFunc(h.submitReview))))
 	mux.Handle("GET /events", h.Auth.Browser(http.HandlerFunc(h.events)))
 	mux.Handle("GET /search", secure(h.Auth.Browser(http.HandlerFunc(h.search))))
 }

@@ -30,6 +30,13 @@
     n.textContent = text;
   }
 
+  // What the person is typing survives a refresh: each field's value is
+  // carried over to the same field (by its thread and name) in the new HTML.
+  function fieldKey(el) {
+    var t = el.closest("[id]");
+    return (t ? t.id : "") + "/" + el.name;
+  }
+
   var pending = false;
   function refresh() {
     if (pending) return;
@@ -39,13 +46,26 @@
       .then(function (html) {
         pending = false;
         if (!html) return;
-        var fresh = new DOMParser().parseFromString(html, "text/html").querySelector("[data-live-path]");
-        if (fresh) { root.replaceWith(fresh); root = fresh; }
+        var doc = new DOMParser().parseFromString(html, "text/html");
+        document.querySelectorAll("[data-live]").forEach(function (old) {
+          var fresh = doc.querySelector('[data-live="' + old.getAttribute("data-live") + '"]');
+          if (!fresh) return;
+          var typed = {}, focused = document.activeElement && old.contains(document.activeElement) ? fieldKey(document.activeElement) : null;
+          old.querySelectorAll("textarea, input[type=text]").forEach(function (f) { if (f.value) typed[fieldKey(f)] = f.value; });
+          fresh = document.importNode(fresh, true);
+          fresh.querySelectorAll("textarea, input[type=text]").forEach(function (f) {
+            var k = fieldKey(f);
+            if (typed[k] !== undefined) f.value = typed[k];
+            if (k === focused) setTimeout(function () { f.focus(); }, 0);
+          });
+          old.replaceWith(fresh);
+        });
       })
       .catch(function () { pending = false; });
   }
 
-  var es = new EventSource("/events");
+  var after = root.getAttribute("data-live-after");
+  var es = new EventSource("/events" + (after ? "?after=" + encodeURIComponent(after) : ""));
   ["page.updated", "page.created", "page.restored", "annotation.created", "annotation.updated", "annotation.deleted", "annotation.anchored", "review.submitted"].forEach(function (kind) {
     es.addEventListener(kind, function (ev) {
       if (!about(ev)) return;
