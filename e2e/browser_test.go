@@ -396,3 +396,26 @@ func TestBrowserReviewsAPage(t *testing.T) {
 		t.Fatal("the deleted thread is still there over MCP")
 	}
 }
+
+// History: who changed the page when, a diff between two revisions, and a
+// restore that makes an old revision current again.
+func TestBrowserShowsHistoryAndRestores(t *testing.T) {
+	srv := startServe(t, "")
+	cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "2025-11-25")
+	for _, c := range []string{"# H\n\none\ntwo\n", "# H\n\none\nthree\n"} {
+		if res := callTool(t, cs, "write_page", map[string]any{"path": "H.md", "content": c, "overwrite": true}); res.IsError {
+			t.Fatalf("write: %+v", res.Content)
+		}
+	}
+	b := newBrowser(t)
+	b.do("open the history", chromedp.Navigate(srv.URL+"/login?token="+srv.AdminToken), chromedp.WaitVisible(chromedp.CSS(".who")),
+		chromedp.Navigate(srv.URL+"/pages/H.md/history"), chromedp.WaitVisible(chromedp.CSS(".diff")))
+	if del, ins := read(b, "removed", chromedp.Text(chromedp.CSS(".diff del"))), read(b, "added", chromedp.Text(chromedp.CSS(".diff ins"))); del != "- two" || ins != "+ three" {
+		t.Fatalf("diff shows %q and %q", del, ins)
+	}
+	b.do("restore revision 1", chromedp.Click(chromedp.CSS(`button[form="restore-1"]`)), chromedp.WaitVisible(chromedp.CSS("article.page")))
+	res := structured(t, callTool(t, cs, "read_page", map[string]any{"path": "H.md"}))
+	if !strings.Contains(res["content"].(string), "two") || res["revision"].(float64) != 3 {
+		t.Fatalf("after restoring revision 1: %v", res)
+	}
+}

@@ -40,7 +40,17 @@ func (h *Handler) edit(w http.ResponseWriter, r *http.Request, path string) {
 // conflict: the person sees both versions and keeps their text; saving again
 // is then based on the newer revision, on purpose.
 func (h *Handler) save(w http.ResponseWriter, r *http.Request) {
-	v := editView{Path: r.PathValue("path"), Content: r.PostFormValue("content")}
+	path, sub := subPage(r.PathValue("path"))
+	switch sub {
+	case "":
+	case "restore":
+		h.restore(w, r, path)
+		return
+	default:
+		h.fail(w, r, atrium.Errorf(atrium.ENotFound, "nothing to post to %q of a page", sub))
+		return
+	}
+	v := editView{Path: path, Content: r.PostFormValue("content")}
 	v.Base, _ = strconv.ParseInt(r.PostFormValue("base_revision"), 10, 64)
 	if r.PostFormValue("action") == "preview" {
 		_, body, _ := markdown.Split(v.Content)

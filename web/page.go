@@ -32,7 +32,16 @@ type pageView struct {
 // page shows /pages/{path}: the rendered Markdown, its frontmatter as chips,
 // its folder beside it and what links to it.
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
-	p := r.PathValue("path")
+	p, sub := subPage(r.PathValue("path"))
+	switch sub {
+	case "":
+	case "history":
+		h.history(w, r, p)
+		return
+	default:
+		h.fail(w, r, atrium.Errorf(atrium.ENotFound, "a page has no %q view: try history", sub))
+		return
+	}
 	if r.URL.Query().Has("edit") {
 		h.edit(w, r, p)
 		return

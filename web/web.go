@@ -52,7 +52,7 @@ func (h *Handler) Close() {
 var templates = map[string]*template.Template{}
 
 func init() {
-	for _, name := range []string{"index", "login", "logout", "page", "error", "search", "edit", "delete"} {
+	for _, name := range []string{"index", "login", "logout", "page", "error", "search", "edit", "delete", "history"} {
 		templates[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}
 }
