@@ -33,6 +33,21 @@ func (s *Service) Since(ctx context.Context, after int64, limit int) ([]atrium.E
 	return out, err
 }
 
+// Recent lists the caller's workspace's latest events, newest first, with
+// who made them: the home page's feed.
+func (s *Service) Recent(ctx context.Context, limit int) ([]store.EventBy, error) {
+	a, err := atrium.RequireActor(ctx, atrium.RoleReader)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.EventBy
+	err = s.db.View(ctx, func(tx *store.Tx) (err error) {
+		out, err = tx.RecentEvents(ctx, a.Workspace.ID, min(max(limit, 1), 200))
+		return err
+	})
+	return out, err
+}
+
 // Latest is the ID of the newest event of the caller's workspace, 0 for
 // none: where a listener that wants only what comes next starts.
 func (s *Service) Latest(ctx context.Context) (int64, error) {

@@ -419,3 +419,33 @@ func TestBrowserShowsHistoryAndRestores(t *testing.T) {
 		t.Fatalf("after restoring revision 1: %v", res)
 	}
 }
+
+// The home page says who did what (person or agent), which reviews are open,
+// and which threads wait for the person's answer.
+func TestBrowserHomeShowsActivityAndWhatWaits(t *testing.T) {
+	srv := startServe(t, "")
+	out, errOut, code := srv.cli(t, nil, "token", "create", "--principal", "claude", "--kind", "agent", "--workspace", "default", "--role", "writer")
+	if code != 0 {
+		t.Fatalf("agent token: %s", errOut)
+	}
+	agent := connectHTTP(t, srv.MCP(), strings.TrimSpace(out), "2025-11-25")
+	person := connectHTTP(t, srv.MCP(), srv.AdminToken, "2025-11-25")
+	if res := callTool(t, agent, "write_page", map[string]any{"path": "Spec.md", "content": "# Spec\n\nThe agent's plan.\n"}); res.IsError {
+		t.Fatalf("agent write: %+v", res.Content)
+	}
+	thread := structured(t, callTool(t, person, "create_annotation", map[string]any{"doc_path": "Spec.md", "content": "Is this final?"}))
+	id := thread["annotation"].(map[string]any)["id"].(string)
+	callTool(t, person, "submit_review", map[string]any{"doc_path": "Spec.md", "summary": "One question"})
+	if res := callTool(t, agent, "create_annotation", map[string]any{"parent_id": id, "content": "Not yet: what do you think?"}); res.IsError {
+		t.Fatalf("agent reply: %+v", res.Content)
+	}
+	b := newBrowser(t)
+	b.do("home", chromedp.Navigate(srv.URL+"/login?token="+srv.AdminToken), chromedp.WaitVisible(chromedp.CSS(".activity")))
+	if act := read(b, "activity", chromedp.Text(chromedp.CSS(".activity"))); !strings.Contains(act, "🤖 claude created Spec.md") || !strings.Contains(act, "👤 admin commented on Spec.md") {
+		t.Fatalf("activity:\n%s", act)
+	}
+	home := read(b, "side", chromedp.Text(chromedp.CSS(".home aside")))
+	if !strings.Contains(home, "Spec.md: Is this final?") || !strings.Contains(home, "Spec.md by admin: One question") {
+		t.Fatalf("waiting and reviews:\n%s", home)
+	}
+}

@@ -69,14 +69,17 @@ type notification struct {
 
 const eventCols = "id, workspace_id, actor_id, kind, subject, payload, created_at"
 
-func scanEvent(sc scanner) (atrium.Event, error) {
+func scanEvent(sc scanner) (atrium.Event, error) { return scanEventAnd(sc) }
+
+// scanEventAnd scans eventCols and then the extra columns into extra.
+func scanEventAnd(sc scanner, extra ...any) (atrium.Event, error) {
 	var (
 		e           atrium.Event
 		ws, actor   sql.NullInt64
 		payload     sql.NullString
 		createdAtUs int64
 	)
-	if err := sc.Scan(&e.ID, &ws, &actor, &e.Kind, &e.Subject, &payload, &createdAtUs); err != nil {
+	if err := sc.Scan(append([]any{&e.ID, &ws, &actor, &e.Kind, &e.Subject, &payload, &createdAtUs}, extra...)...); err != nil {
 		return e, err
 	}
 	e.WorkspaceID, e.ActorID = ws.Int64, actor.Int64
@@ -113,6 +116,24 @@ func (db *DB) maxEventID(ctx context.Context) (int64, error) {
 // other, and a function that ends the subscription. Delivery is best effort:
 // a subscriber that falls more than buf events behind loses the excess, and
 // can catch up from the event log with EventsAfter.
+// An EventBy is an event with who made it, for people to read.
+type EventBy struct {
+	atrium.Event
+	Actor     string               // handle; "" for the system
+	ActorKind atrium.PrincipalKind // human or agent
+}
+
+// RecentEvents lists up to limit events of workspace ws, newest first.
+func (tx *Tx) RecentEvents(ctx context.Context, ws int64, limit int) ([]EventBy, error) {
+	cols := "e.id, e.workspace_id, e.actor_id, e.kind, e.subject, e.payload, e.created_at"
+	return queryAll(ctx, tx, func(sc scanner) (e EventBy, err error) {
+		var handle, kind sql.NullString
+		e.Event, err = scanEventAnd(sc, &handle, &kind)
+		e.Actor, e.ActorKind = handle.String, atrium.PrincipalKind(kind.String)
+		return e, err
+	}, "SELECT "+cols+", p.handle, p.kind FROM events e LEFT JOIN principals p ON p.id = e.actor_id WHERE e.workspace_id = ? ORDER BY e.id DESC LIMIT ?", ws, limit)
+}
+
 // LatestEventID is the ID of workspace ws's newest event, 0 for none.
 func (tx *Tx) LatestEventID(ctx context.Context, ws int64) (int64, error) {
 	var id int64

@@ -124,5 +124,12 @@ func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	h.render(w, r, http.StatusOK, "index", &view{Base: scheme + "://" + r.Host})
+	v := &homeView{view: view{Base: scheme + "://" + r.Host}}
+	if a := atrium.ActorFromContext(r.Context()); a != nil && a.Role != "" {
+		if err := h.home(w, r, v); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+	}
+	h.render(w, r, http.StatusOK, "index", v)
 }

@@ -1,0 +1,90 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/review"
+	"github.com/atrium-hq/atrium/store"
+)
+
+// homeView is the home page of a member: what happened, what is under
+// review, and which threads wait for them.
+type homeView struct {
+	view
+	Activity []activityItem
+	Reviews  []atrium.Review
+	Waiting  []atrium.Annotation
+}
+
+type activityItem struct {
+	store.EventBy
+	What string // the event in words
+	Page string // the page it is about, if any
+}
+
+// eventWords says what an event kind means, for people.
+var eventWords = map[string]string{
+	"page.created": "created", "page.updated": "edited", "page.deleted": "deleted", "page.moved": "moved",
+	"page.restored": "restored", "page.purged": "purged", "attachment.added": "attached a file to",
+	"annotation.created": "commented on", "annotation.updated": "updated a thread on", "annotation.deleted": "deleted a thread on",
+	"annotation.anchored": "re-anchored threads on", "review.created": "started a review of", "review.updated": "updated a review of",
+	"review.deleted": "dropped a review of",
+}
+
+func (h *Handler) home(w http.ResponseWriter, r *http.Request, v *homeView) error {
+	ctx := r.Context()
+	a := atrium.ActorFromContext(ctx)
+	events, err := h.Activity.Recent(ctx, 50)
+	if err != nil {
+		return err
+	}
+	for _, e := range events {
+		what, ok := eventWords[e.Kind]
+		if !ok {
+			continue // housekeeping (sessions, tokens): not a change to the work
+		}
+		it := activityItem{EventBy: e, What: what}
+		if strings.HasSuffix(strings.ToLower(e.Subject), ".md") && e.Kind != "page.deleted" && e.Kind != "page.purged" {
+			it.Page = e.Subject
+		}
+		if e.Kind == "page.moved" {
+			var p struct{ Path string }
+			if json.Unmarshal(e.Payload, &p) == nil && p.Path != "" {
+				it.Page = p.Path
+			}
+		}
+		v.Activity = append(v.Activity, it)
+	}
+	reviews, err := h.Review.ListReviews(ctx, "", atrium.ReviewSubmitted, "", 20)
+	if err != nil {
+		return err
+	}
+	v.Reviews = reviews.Reviews
+	// Waiting for me: open threads I took part in whose last word is
+	// someone else's.
+	open, err := h.Review.List(ctx, review.ListRequest{Status: atrium.StatusSubmitted, Limit: 100})
+	if err != nil {
+		return err
+	}
+	for _, l := range open.Annotations {
+		if l.ParentUID != "" || l.Replies == 0 && l.Author == a.Principal.Handle {
+			continue
+		}
+		t, err := h.Review.Get(ctx, l.UID)
+		if err != nil {
+			return err
+		}
+		all := append([]atrium.Annotation{t.Annotation}, t.Replies...)
+		mine := false
+		for _, x := range all {
+			mine = mine || x.Author == a.Principal.Handle
+		}
+		if mine && all[len(all)-1].Author != a.Principal.Handle {
+			v.Waiting = append(v.Waiting, t.Annotation)
+		}
+	}
+	return nil
+}
