@@ -441,7 +441,7 @@ func TestBrowserHomeShowsActivityAndWhatWaits(t *testing.T) {
 	}
 	b := newBrowser(t)
 	b.do("home", chromedp.Navigate(srv.URL+"/login?token="+srv.AdminToken), chromedp.WaitVisible(chromedp.CSS(".activity")))
-	if act := read(b, "activity", chromedp.Text(chromedp.CSS(".activity"))); !strings.Contains(act, "AI claude created Spec.md") || !strings.Contains(act, "person admin commented on Spec.md") {
+	if act := strings.ToLower(read(b, "activity", chromedp.Text(chromedp.CSS(".activity")))); !strings.Contains(act, "ai claude created spec.md") || !strings.Contains(act, "person admin commented on spec.md") {
 		t.Fatalf("activity:\n%s", act)
 	}
 	home := read(b, "side", chromedp.Text(chromedp.CSS(".home aside")))
