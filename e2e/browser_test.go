@@ -449,3 +449,36 @@ func TestBrowserHomeShowsActivityAndWhatWaits(t *testing.T) {
 		t.Fatalf("waiting and reviews:\n%s", home)
 	}
 }
+
+// Move a page (its links follow, and the page says how many), delete it to
+// the trash, and restore it from there.
+func TestBrowserMovesDeletesAndRestores(t *testing.T) {
+	srv := startServe(t, "")
+	cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "2025-11-25")
+	for p, c := range map[string]string{"Old.md": "# Old\n", "Links.md": "# Links\n\nsee [[Old]]\n"} {
+		if res := callTool(t, cs, "write_page", map[string]any{"path": p, "content": c}); res.IsError {
+			t.Fatalf("write: %+v", res.Content)
+		}
+	}
+	b := newBrowser(t)
+	b.do("move", chromedp.Navigate(srv.URL+"/login?token="+srv.AdminToken), chromedp.WaitVisible(chromedp.CSS(".who")),
+		chromedp.Navigate(srv.URL+"/pages/Old.md"), chromedp.Click(chromedp.CSS(".page-actions summary")),
+		chromedp.SetValue(chromedp.CSS(`input[name=destination_path]`), "Archive/New name.md"),
+		chromedp.Submit(chromedp.CSS(`input[name=destination_path]`)), chromedp.WaitVisible(chromedp.CSS("article .notice")))
+	if n := read(b, "notice", chromedp.Text(chromedp.CSS("article .notice"))); n != "Moved here: 1 link rewritten in 1 page." {
+		t.Fatalf("move notice = %q", n)
+	}
+	links := structured(t, callTool(t, cs, "read_page", map[string]any{"path": "Links.md"}))
+	if !strings.Contains(links["content"].(string), "New name]]") {
+		t.Fatalf("the link was not rewritten: %q", links["content"])
+	}
+	b.do("delete", chromedp.Click(chromedp.CSS(".page-actions summary")), chromedp.Click(chromedp.CSS(`form[action$="/delete"] button`)),
+		chromedp.WaitVisible(chromedp.CSS("table.revisions")))
+	if row := read(b, "trash", chromedp.Text(chromedp.CSS("table.revisions tbody"))); !strings.Contains(row, "Archive/New name.md") {
+		t.Fatalf("trash shows %q", row)
+	}
+	b.do("restore", chromedp.Click(chromedp.CSS(`form[action$="/restore"] button`)), chromedp.WaitVisible(chromedp.CSS("article.page")))
+	if res := callTool(t, cs, "read_page", map[string]any{"path": "Archive/New name.md"}); res.IsError {
+		t.Fatalf("not restored: %+v", res.Content)
+	}
+}

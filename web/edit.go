@@ -46,6 +46,12 @@ func (h *Handler) save(w http.ResponseWriter, r *http.Request) {
 	case "restore":
 		h.restore(w, r, path)
 		return
+	case "move":
+		h.move(w, r, path)
+		return
+	case "delete":
+		h.remove(w, r, path)
+		return
 	default:
 		h.fail(w, r, atrium.Errorf(atrium.ENotFound, "nothing to post to %q of a page", sub))
 		return

@@ -27,6 +27,8 @@ type pageView struct {
 	Orphaned  []threadView
 	Drafts    int   // the viewer's draft comments, which "Submit review" publishes
 	LastEvent int64 // the workspace's newest event when the page was read: live updates start after it
+	// Moved and MovedPages say what the move that led here rewrote.
+	Moved, MovedPages string
 }
 
 // page shows /pages/{path}: the rendered Markdown, its frontmatter as chips,
@@ -77,7 +79,8 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	v := pageView{Page: read.Page, HTML: template.HTML(out), Tags: read.Page.Tags, Backlinks: links.Incoming, Folder: path.Dir(read.Page.Path)}
+	v := pageView{Page: read.Page, HTML: template.HTML(out), Tags: read.Page.Tags, Backlinks: links.Incoming, Folder: path.Dir(read.Page.Path),
+		Moved: r.URL.Query().Get("moved"), MovedPages: r.URL.Query().Get("pages")}
 	if v.Folder == "." {
 		v.Folder = ""
 	}

@@ -52,7 +52,7 @@ func (h *Handler) Close() {
 var templates = map[string]*template.Template{}
 
 func init() {
-	for _, name := range []string{"index", "login", "logout", "page", "error", "search", "edit", "delete", "history"} {
+	for _, name := range []string{"index", "login", "logout", "page", "error", "search", "edit", "delete", "history", "trash"} {
 		templates[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}
 }
@@ -75,6 +75,8 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	mux.Handle("POST /threads/{id}/{action}", secure(h.Auth.Browser(http.HandlerFunc(h.threadAction))))
 	mux.Handle("GET /threads/{id}/delete", secure(h.Auth.Browser(http.HandlerFunc(h.confirmDelete))))
 	mux.Handle("POST /reviews", secure(h.Auth.Browser(http.HandlerFunc(h.submitReview))))
+	mux.Handle("GET /trash", secure(h.Auth.Browser(http.HandlerFunc(h.trash))))
+	mux.Handle("POST /trash/{id}/restore", secure(h.Auth.Browser(http.HandlerFunc(h.restoreFromTrash))))
 	mux.Handle("GET /events", h.Auth.Browser(http.HandlerFunc(h.events)))
 	mux.Handle("GET /search", secure(h.Auth.Browser(http.HandlerFunc(h.search))))
 }
