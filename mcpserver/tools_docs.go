@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"context"
 	"encoding/base64"
+	"strconv"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -88,7 +90,7 @@ type ReadPageInput struct {
 }
 
 func readPageTool(d *docsRef) *Tool {
-	return newTool(&mcp.Tool{
+	return newRenderedTool(&mcp.Tool{
 		Name:        "read_page",
 		Title:       "Read page",
 		Description: "Reads a page's Markdown: its content (frontmatter and body), parsed frontmatter and revision. Give section to read only one section by heading path (Design > Storage), or revision to read an earlier one. Keep the revision to change the page with edit_page or write_page.",
@@ -99,7 +101,32 @@ func readPageTool(d *docsRef) *Tool {
 			return pages.ReadPageOutput{}, err
 		}
 		return r.Output(), nil
-	})
+	}, pageText)
+}
+
+// pageText is read_page's answer as a model reads it: one header line (path,
+// revision, and the section and its first line when one was asked for), a
+// blank line, then the Markdown as written.
+func pageText(p pages.ReadPageOutput) string {
+	var b strings.Builder
+	b.Grow(len(p.Path) + len(p.Section) + len(p.Content) + 64)
+	b.WriteString(p.Path)
+	if p.Section != "" {
+		b.WriteString(" § ")
+		b.WriteString(p.Section)
+		b.WriteString(" (from line ")
+		b.WriteString(strconv.Itoa(p.Line))
+		b.WriteString(")")
+	}
+	b.WriteString(" · revision ")
+	b.WriteString(strconv.FormatInt(p.Revision, 10))
+	if p.Access != "" {
+		b.WriteString(" · ")
+		b.WriteString(p.Access)
+	}
+	b.WriteString("\n\n")
+	b.WriteString(p.Content)
+	return b.String()
 }
 
 // WritePageInput writes a whole page.
