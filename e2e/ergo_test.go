@@ -1,10 +1,17 @@
 package e2e
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -62,4 +69,70 @@ func TestWhoamiSaysWhichStore(t *testing.T) {
 	if got := structured(t, callTool(t, remote, "whoami", nil)); got["local"] != nil {
 		t.Errorf("whoami over HTTP tells a remote caller the server's files: %v", got["local"])
 	}
+}
+
+// A page larger than the kernel's 128 KB limit on one argument is writable
+// from a shell: from a file (content=@FILE), from stdin (content=@-), or as
+// the whole --json object from a file or stdin; arrays take a,b lists.
+func TestCallWritesAMegabytePageFromAShell(t *testing.T) {
+	dir := t.TempDir()
+	page := strings.Repeat("# A long page\n\nWith \"quotes\", a back\\slash and lines.\n", 20000)
+	if len(page) < 1<<20 {
+		t.Fatalf("page of %d bytes", len(page))
+	}
+	file := filepath.Join(dir, "long.md")
+	if err := os.WriteFile(file, []byte(page), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]any{"path": "Big/Stdin.md", "content": page})
+	argsFile := filepath.Join(dir, "args.json")
+	if err := os.WriteFile(argsFile, body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"ATRIUM_AGENT=shell"}
+	for _, tc := range []struct {
+		path  string
+		stdin string
+		args  []string
+	}{
+		{"Big/File.md", "", []string{"write_page", "path=Big/File.md", "content=@" + file}},
+		{"Big/Pipe.md", page, []string{"write_page", "path=Big/Pipe.md", "content=@-"}},
+		{"Big/Stdin.md", string(body), []string{"write_page", "--json", "-"}},
+		{"Big/Args.md", "", []string{"write_page", "--json", "@" + argsFile, "path=Big/Args.md"}},
+	} {
+		out, errOut, code := runAtriumStdin(t, env, tc.stdin, append([]string{"--data-dir", dir, "call"}, tc.args...)...)
+		if code != 0 {
+			t.Fatalf("atrium call %v: %d %s %.300s", tc.args[1:], code, errOut, out)
+		}
+		out, errOut, code = runAtrium(t, env, "--data-dir", dir, "call", "read_page", "path="+tc.path)
+		var got struct{ Content string }
+		if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got.Content != page {
+			t.Errorf("%s: read back %d bytes (code %d %s), want the %d written", tc.path, len(got.Content), code, errOut, len(page))
+		}
+	}
+	out, errOut, code := runAtrium(t, env, "--data-dir", dir, "call", "search_pages", "query=long", "tags=a,b")
+	if code != 0 || !strings.Contains(out, `"results": []`) {
+		t.Errorf("tags=a,b: %d %s %s", code, errOut, out)
+	}
+}
+
+// runAtriumStdin is runAtrium with stdin.
+func runAtriumStdin(t *testing.T, env []string, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = append(cleanEnv(), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		t.Fatalf("run atrium %v: %v", args, err)
+	}
+	return out.String(), errb.String(), code
 }
