@@ -37,11 +37,11 @@ func docsToolset(s *Server) *Toolset {
 // ListPagesInput lists a folder.
 type ListPagesInput struct {
 	Path           string `json:"path,omitempty" jsonschema:"folder to list, e.g. Projects (or its page Projects/_index.md); empty for the root"`
-	Depth          int    `json:"depth,omitempty" jsonschema:"how many levels below path to include (default 1)"`
+	Depth          int    `json:"depth,omitempty" jsonschema:"how many levels below path to include: 1 to 64 (default 1)"`
 	IncludeContent bool   `json:"include_content,omitempty" jsonschema:"include each page's content"`
 	IncludePrivate bool   `json:"include_private,omitempty" jsonschema:"include private pages (default false; pages are private unless their frontmatter says access: public)"`
 	Cursor         string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous answer, to continue"`
-	Limit          int    `json:"limit,omitempty" jsonschema:"entries per answer (default 100, at most 1000)"`
+	Limit          int    `json:"limit,omitempty" jsonschema:"entries per answer: 1 to 1000 (default 100)"`
 }
 
 func listPagesTool(d *docsRef) *Tool {
@@ -63,7 +63,7 @@ func listPagesTool(d *docsRef) *Tool {
 type GetTreeInput struct {
 	IncludeMetadata bool   `json:"include_metadata,omitempty" jsonschema:"include page_id, icon, access, revision and updated_at of each page"`
 	Cursor          string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous answer, to continue"`
-	Limit           int    `json:"limit,omitempty" jsonschema:"pages per answer (default 500, at most 2000)"`
+	Limit           int    `json:"limit,omitempty" jsonschema:"pages per answer: 1 to 2000 (default 500)"`
 }
 
 func getTreeTool(d *docsRef) *Tool {
