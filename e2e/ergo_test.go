@@ -136,3 +136,17 @@ func runAtriumStdin(t *testing.T, env []string, stdin string, args ...string) (s
 	}
 	return out.String(), errb.String(), code
 }
+
+// A second process mirroring a folder that a running atrium already mirrors
+// stops at once with an error that says so, rather than echoing the first
+// one's writes back as edits.
+func TestSecondMirrorOfAFolderRefused(t *testing.T) {
+	dir := t.TempDir()
+	srv := startServe(t, "", "--auth", "none", "--mirror", dir)
+	_, errOut, code := runAtrium(t, nil, "--data-dir", t.TempDir(), "serve", "--addr", "127.0.0.1:0", "--auth", "none", "--mirror", dir)
+	if code == 0 || !strings.Contains(errOut, "already mirrored by another atrium process (pid ") {
+		t.Errorf("second mirror: exit %d\n%s", code, errOut)
+	}
+	srv.stop(t)
+	srv.restart(t, "--auth", "none", "--mirror", dir) // the lock went with the first process
+}
