@@ -15,7 +15,7 @@ import (
 // locked. Two mirrors of one folder would each take the other's writes for
 // edits and echo them back; the lock lets only one run. The lock goes with
 // its process, so a mirror that crashed leaves nothing to clean up.
-const LockName = ".atrium-mirror.lock"
+const LockName = ".atrium.lock"
 
 // errLocked is what tryLock returns when another holds the lock.
 var errLocked = errors.New("locked")
