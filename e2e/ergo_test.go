@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -149,4 +151,72 @@ func TestSecondMirrorOfAFolderRefused(t *testing.T) {
 	}
 	srv.stop(t)
 	srv.restart(t, "--auth", "none", "--mirror", dir) // the lock went with the first process
+}
+
+// A client that tries OAuth discovery after a 401 gets JSON it can show —
+// why the token was refused and how to get one — at every endpoint it
+// tries, and the 401 itself says "invalid or revoked token" in its body and
+// its WWW-Authenticate.
+func TestUnauthorizedClientsSeeWhy(t *testing.T) {
+	srv := startServe(t, "")
+	res, body := httpDo(t, "POST", srv.MCP(), "atr_not_a_real_token")
+	if res.StatusCode != 401 || !strings.Contains(string(body), "invalid or revoked token") ||
+		!strings.Contains(res.Header.Get("WWW-Authenticate"), `error="invalid_token", error_description="invalid or revoked token"`) {
+		t.Errorf("401: %d %s %q", res.StatusCode, body, res.Header.Get("WWW-Authenticate"))
+	}
+	for _, p := range []string{
+		"GET /.well-known/oauth-protected-resource/mcp", "GET /.well-known/oauth-protected-resource",
+		"GET /.well-known/oauth-authorization-server", "GET /.well-known/openid-configuration",
+		"POST /register", "GET /authorize", "POST /token",
+	} {
+		method, path, _ := strings.Cut(p, " ")
+		res, body := httpDo(t, method, srv.URL+path, "")
+		var got map[string]string
+		err := json.Unmarshal(body, &got)
+		if err != nil || res.Header.Get("Content-Type") != "application/json" || got["error"] != "invalid_token" ||
+			!strings.Contains(got["error_description"], "invalid or revoked token") || !strings.Contains(got["error_description"], "atrium token create") {
+			t.Errorf("%s: %d %v %v", p, res.StatusCode, got, err)
+		}
+	}
+
+	// mcporter promotes a 401 to an OAuth flow: what it prints must be ours.
+	if _, err := os.Stat(filepath.Join("..", "interop", "node_modules", ".bin", "mcporter")); err != nil {
+		t.Skip("no mcporter: make interop-deps")
+	}
+	bin := nodeBin(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "mcporter.json")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"atriumhttp": map[string]any{
+		"baseUrl": srv.MCP(), "headers": map[string]string{"Authorization": "Bearer atr_revoked_or_never_was"}}}, "imports": []string{}})
+	if err := os.WriteFile(cfg, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runNode(t, bin, dir, []string{"HOME=" + dir, "BROWSER=true"}, "mcporter", "call", "atriumhttp.whoami", "--config", cfg, "--output", "json")
+	if code == 0 || !strings.Contains(out, "invalid or revoked token") || strings.Contains(out, "404 page not found") {
+		t.Errorf("mcporter with a bad token: exit %d\n%s", code, out)
+	}
+}
+
+// httpDo sends one request with a JSON body {} and returns the response with
+// its body read.
+func httpDo(t *testing.T, method, url, token string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, body
 }
