@@ -144,9 +144,25 @@ func isSchemeName(s string) bool {
 // WWW-Authenticate, so that clients know to send a bearer token) or 403.
 func Refuse(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	if atrium.ErrorCode(err) == atrium.EUnauthenticated {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="atrium"`)
+		w.Header().Set("WWW-Authenticate", challenge(r, err))
 	}
 	WriteError(w, r, log, err)
+}
+
+// challenge is the WWW-Authenticate of a 401. When a token was sent, it says
+// plainly why it was refused (RFC 6750's invalid_token, with the message as
+// its description), for clients that show the header rather than the body.
+func challenge(r *http.Request, err error) string {
+	if r.Header.Get("Authorization") == "" {
+		return `Bearer realm="atrium"`
+	}
+	desc := strings.Map(func(c rune) rune {
+		if c == '"' || c == '\\' || c < 0x20 || c > 0x7e {
+			return '\''
+		}
+		return c
+	}, atrium.ErrorMessage(err))
+	return `Bearer realm="atrium", error="invalid_token", error_description="` + desc + `"`
 }
 
 // Authenticate returns the actor of r, from its bearer token.

@@ -87,6 +87,7 @@ func New(cfg Config) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.Handle("GET /metrics", s.metrics())
+	noOAuth(mux)
 	if cfg.Register != nil {
 		cfg.Register(mux)
 	}

@@ -47,6 +47,11 @@ type Config struct {
 	// Events, when set, subscribes to the store's events so that resource
 	// subscribers hear of changes made through any surface.
 	Events func() (<-chan atrium.Event, func())
+	// Store says which store and data folder a local server uses; whoami
+	// reports it, because a client that drops the environment it was told to
+	// pass silently gets another store. HTTP servers leave it nil: their
+	// callers have no business with the server's files.
+	Store *StoreInfo
 
 	// Open, when set, fills in the fields that need the store (Actor, Docs,
 	// Review, Events) after New returns. Meanwhile the server answers the
@@ -55,6 +60,12 @@ type Config struct {
 	// upgrade, rebuilds its search index; every other request waits for Open.
 	// If Open fails, they fail with its error (see Opened).
 	Open func(ctx context.Context, cfg *Config) error
+}
+
+// StoreInfo names the store a local server uses.
+type StoreInfo struct {
+	Store   string `json:"store" jsonschema:"the database: sqlite and its file, or postgres and its host and database (never a password)"`
+	DataDir string `json:"data_dir" jsonschema:"the data folder (--data-dir, env ATRIUM_DATA_DIR)"`
 }
 
 // Server builds the MCP servers of Atrium, one per workspace, from the enabled

@@ -55,6 +55,20 @@ type Handler[In, Out any] func(ctx context.Context, req *mcp.CallToolRequest, in
 // typed tools infer and resolve every schema when a server is built (5 ms per
 // workspace), where this resolves a tool's input schema once, on first use.
 func newTool[In, Out any](spec *mcp.Tool, need atrium.Role, h Handler[In, Out]) *Tool {
+	return newRenderedTool(spec, need, h, nil)
+}
+
+// newRenderedTool is newTool for a tool whose answer is a document a model
+// reads: its text content block is render(out) rather than the JSON of out,
+// which stays whole in structuredContent for programs.
+//
+// The rule, per tool: the text block is the JSON of the structured result
+// (one encoding, nothing to keep in step) unless the answer's substance is
+// prose written for people — a page's Markdown — which JSON escaping would
+// both obscure and make costlier to read (every newline and quote escaped).
+// Only read_page is rendered today; lists, searches and write receipts stay
+// JSON, where a model needs the fields. Errors are always {error, code} JSON.
+func newRenderedTool[In, Out any](spec *mcp.Tool, need atrium.Role, h Handler[In, Out], render func(Out) string) *Tool {
 	t := &Tool{spec: spec, Need: need}
 	t.def = sync.OnceValue(func() *mcp.Tool {
 		d := *t.spec
@@ -93,7 +107,11 @@ func newTool[In, Out any](spec *mcp.Tool, need atrium.Role, h Handler[In, Out]) 
 					return nil, err
 				}
 				emptySlices(reflect.ValueOf(&out))
-				return structuredResult(out)
+				res, err := structuredResult(out)
+				if err == nil && render != nil {
+					res.Content = []mcp.Content{&mcp.TextContent{Text: render(out)}}
+				}
+				return res, err
 			})
 		})
 	}

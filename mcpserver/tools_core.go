@@ -35,13 +35,14 @@ type WhoamiOutput struct {
 	Toolsets        []string      `json:"toolsets" jsonschema:"the toolsets this server has enabled"`
 	ProtocolVersion string        `json:"protocol_version" jsonschema:"the MCP protocol version of this request"`
 	ServerVersion   string        `json:"server_version" jsonschema:"the version of Atrium"`
+	Local           *StoreInfo    `json:"local,omitempty" jsonschema:"on a local server (atrium mcp, atrium call): the store and data folder it uses"`
 }
 
 func whoamiTool(s *Server) *Tool {
 	return newTool(&mcp.Tool{
 		Name:        "whoami",
 		Title:       "Who am I",
-		Description: "Returns who you act as (principal), in which workspace, with which role, which toolsets are enabled and the protocol version in use. Call it first when unsure of your identity or permissions.",
+		Description: "Returns who you act as (principal), in which workspace, with which role, which toolsets are enabled and the protocol version in use; a local server also says which store and data folder it uses. Call it first when unsure of your identity or permissions.",
 		Annotations: readOnly("Who am I"),
 	}, atrium.RoleReader, func(ctx context.Context, req *mcp.CallToolRequest, _ WhoamiInput) (WhoamiOutput, error) {
 		a := atrium.ActorFromContext(ctx)
@@ -52,6 +53,7 @@ func whoamiTool(s *Server) *Tool {
 			Toolsets:        s.ToolsetNames(),
 			ProtocolVersion: req.ProtocolVersion(),
 			ServerVersion:   atrium.Version,
+			Local:           s.cfg.Store,
 		}, nil
 	})
 }

@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"context"
 	"encoding/base64"
+	"strconv"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -35,11 +37,11 @@ func docsToolset(s *Server) *Toolset {
 // ListPagesInput lists a folder.
 type ListPagesInput struct {
 	Path           string `json:"path,omitempty" jsonschema:"folder to list, e.g. Projects (or its page Projects/_index.md); empty for the root"`
-	Depth          int    `json:"depth,omitempty" jsonschema:"how many levels below path to include (default 1)"`
+	Depth          int    `json:"depth,omitempty" jsonschema:"how many levels below path to include: 1 to 64 (default 1)"`
 	IncludeContent bool   `json:"include_content,omitempty" jsonschema:"include each page's content"`
 	IncludePrivate bool   `json:"include_private,omitempty" jsonschema:"include private pages (default false; pages are private unless their frontmatter says access: public)"`
 	Cursor         string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous answer, to continue"`
-	Limit          int    `json:"limit,omitempty" jsonschema:"entries per answer (default 100, at most 1000)"`
+	Limit          int    `json:"limit,omitempty" jsonschema:"entries per answer: 1 to 1000 (default 100)"`
 }
 
 func listPagesTool(d *docsRef) *Tool {
@@ -61,7 +63,7 @@ func listPagesTool(d *docsRef) *Tool {
 type GetTreeInput struct {
 	IncludeMetadata bool   `json:"include_metadata,omitempty" jsonschema:"include page_id, icon, access, revision and updated_at of each page"`
 	Cursor          string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous answer, to continue"`
-	Limit           int    `json:"limit,omitempty" jsonschema:"pages per answer (default 500, at most 2000)"`
+	Limit           int    `json:"limit,omitempty" jsonschema:"pages per answer: 1 to 2000 (default 500)"`
 }
 
 func getTreeTool(d *docsRef) *Tool {
@@ -88,7 +90,7 @@ type ReadPageInput struct {
 }
 
 func readPageTool(d *docsRef) *Tool {
-	return newTool(&mcp.Tool{
+	return newRenderedTool(&mcp.Tool{
 		Name:        "read_page",
 		Title:       "Read page",
 		Description: "Reads a page's Markdown: its content (frontmatter and body), parsed frontmatter and revision. Give section to read only one section by heading path (Design > Storage), or revision to read an earlier one. Keep the revision to change the page with edit_page or write_page.",
@@ -99,7 +101,32 @@ func readPageTool(d *docsRef) *Tool {
 			return pages.ReadPageOutput{}, err
 		}
 		return r.Output(), nil
-	})
+	}, pageText)
+}
+
+// pageText is read_page's answer as a model reads it: one header line (path,
+// revision, and the section and its first line when one was asked for), a
+// blank line, then the Markdown as written.
+func pageText(p pages.ReadPageOutput) string {
+	var b strings.Builder
+	b.Grow(len(p.Path) + len(p.Section) + len(p.Content) + 64)
+	b.WriteString(p.Path)
+	if p.Section != "" {
+		b.WriteString(" § ")
+		b.WriteString(p.Section)
+		b.WriteString(" (from line ")
+		b.WriteString(strconv.Itoa(p.Line))
+		b.WriteString(")")
+	}
+	b.WriteString(" · revision ")
+	b.WriteString(strconv.FormatInt(p.Revision, 10))
+	if p.Access != "" {
+		b.WriteString(" · ")
+		b.WriteString(p.Access)
+	}
+	b.WriteString("\n\n")
+	b.WriteString(p.Content)
+	return b.String()
 }
 
 // WritePageInput writes a whole page.

@@ -69,6 +69,7 @@ type Mirror struct {
 	log    *slog.Logger
 	ws     int64
 
+	lock    *os.File // held while the mirror runs (see LockName)
 	watcher *fsnotify.Watcher
 	events  <-chan atrium.Event
 	stopEv  func()
@@ -108,7 +109,11 @@ func Start(ctx context.Context, cfg Config) (*Mirror, error) {
 	if abs, err = filepath.EvalSymlinks(abs); err != nil {
 		return nil, err
 	}
-	m := &Mirror{cfg: cfg, dir: abs, log: cfg.Logger.With("mirror", abs), ws: cfg.Actor.Workspace.ID,
+	lock, err := lockFolder(abs)
+	if err != nil {
+		return nil, err
+	}
+	m := &Mirror{cfg: cfg, dir: abs, lock: lock, log: cfg.Logger.With("mirror", abs), ws: cfg.Actor.Workspace.ID,
 		keptHash: map[string]string{}, pending: map[string]bool{}, ignored: map[string]bool{}, done: make(chan struct{}), ready: make(chan struct{})}
 	m.ctx, m.cancel = context.WithCancel(pages.WithOrigin(atrium.NewContextWithActor(context.WithoutCancel(ctx), cfg.Actor), Origin))
 	// Subscribe before reconciling, so that no write in between is missed.
@@ -159,6 +164,7 @@ func (m *Mirror) close() {
 	if m.watcher != nil {
 		m.watcher.Close()
 	}
+	m.lock.Close() // releases the lock
 }
 
 func (m *Mirror) run() {

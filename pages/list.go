@@ -18,6 +18,7 @@ const (
 	maxListLimit     = 1000
 	defaultTreeLimit = 500
 	maxTreeLimit     = 2000
+	maxListDepth     = 64
 	maxContentBudget = 80 << 10
 )
 
@@ -53,6 +54,18 @@ type ListResult struct {
 	NextCursor    string
 	HiddenPrivate int    // private pages under Path left out; told to members only
 	Note          string // why the listing stopped early, if it did
+}
+
+// checkLimit is a listing's page size: def for 0, n from 1 to max, and
+// otherwise a mistake the caller is told of rather than one quietly mended.
+func checkLimit(n, def, max int) (int, error) {
+	switch {
+	case n == 0:
+		return def, nil
+	case n < 0 || n > max:
+		return 0, atrium.Errorf(atrium.EInvalid, "limit must be from 1 to %d (default %d), not %d", max, def, n)
+	}
+	return n, nil
 }
 
 func clampLimit(n, def, max int) int {
@@ -103,17 +116,20 @@ func (s *Service) ListPages(ctx context.Context, r ListRequest) (ListResult, err
 		return ListResult{}, err
 	}
 	depth := r.Depth
-	if depth <= 0 {
+	switch {
+	case depth < 0 || depth > maxListDepth:
+		return ListResult{}, atrium.Errorf(atrium.EInvalid, "depth must be from 1 to %d (levels below path; default 1), not %d", maxListDepth, depth)
+	case depth == 0:
 		depth = 1
-	}
-	if depth > 64 {
-		depth = 64
 	}
 	after, err := decodeCursor(r.Cursor)
 	if err != nil {
 		return ListResult{}, err
 	}
-	limit := clampLimit(r.Limit, defaultListLimit, maxListLimit)
+	limit, err := checkLimit(r.Limit, defaultListLimit, maxListLimit)
+	if err != nil {
+		return ListResult{}, err
+	}
 	includePrivate := r.IncludePrivate && member
 	prefix := ""
 	if folder != "" {
@@ -272,7 +288,10 @@ func (s *Service) Tree(ctx context.Context, r TreeRequest) (TreeResult, error) {
 	if err != nil {
 		return TreeResult{}, err
 	}
-	limit := clampLimit(r.Limit, defaultTreeLimit, maxTreeLimit)
+	limit, err := checkLimit(r.Limit, defaultTreeLimit, maxTreeLimit)
+	if err != nil {
+		return TreeResult{}, err
+	}
 	var pages []store.PageSummary
 	err = s.db.View(ctx, func(tx *store.Tx) (err error) {
 		pages, err = tx.ListPages(ctx, store.ListQuery{Workspace: a.Workspace.ID, After: after, Limit: limit + 1, IncludePrivate: member})

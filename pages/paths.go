@@ -35,6 +35,11 @@ func NormalizePath(p string) (string, error) {
 // folder mirror would need a file and a folder of one name, and REST could
 // not tell the page's own routes from the child's path. Existing paths stay
 // readable, so that such a page can be moved out.
+//
+// It also refuses the names Windows reserves for devices (CON.md, nul.md,
+// Com1/…): the folder mirror and an export could not write them there. Like
+// the folder rule, it applies to new paths only, so that a page of such a
+// name made before the rule can still be read and moved.
 func checkFolders(p string) error {
 	segs := strings.Split(p, "/")
 	for _, s := range segs[:len(segs)-1] {
@@ -42,7 +47,31 @@ func checkFolders(p string) error {
 			return atrium.Errorf(atrium.EInvalid, "invalid path %q: the folder %q ends in .md, like a page's file name; a page's children go in a folder without .md (e.g. %s/…)", p, s, strings.TrimSuffix(s, path.Ext(s)))
 		}
 	}
+	for _, s := range segs {
+		if windowsReserved(s) {
+			return atrium.Errorf(atrium.EInvalid, "invalid path %q: %q is a device name on Windows (CON, PRN, AUX, NUL, COM1–COM9, LPT1–LPT9, with any extension), which the folder mirror cannot write there; choose another name", p, s)
+		}
+	}
 	return nil
+}
+
+// windowsReserved reports a name Windows keeps for a device: the part before
+// the first dot, trailing spaces ignored, is CON, PRN, AUX, NUL, COM1–9 or
+// LPT1–9 (the superscript digits ¹²³ too), in any case.
+func windowsReserved(name string) bool {
+	stem, _, _ := strings.Cut(name, ".")
+	stem = strings.ToUpper(strings.TrimRight(stem, " "))
+	switch stem {
+	case "CON", "PRN", "AUX", "NUL":
+		return true
+	}
+	if d, ok := strings.CutPrefix(stem, "COM"); ok || strings.HasPrefix(stem, "LPT") {
+		if !ok {
+			d = stem[3:]
+		}
+		return len(d) == 1 && '1' <= d[0] && d[0] <= '9' || d == "¹" || d == "²" || d == "³"
+	}
+	return false
 }
 
 // NormalizeFolder checks a folder path ("Projects", "Projects/Alpha/", or ""

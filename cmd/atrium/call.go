@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -13,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/internal/jsonerr"
 	"github.com/atrium-hq/atrium/mcpserver"
 )
 
@@ -29,8 +32,11 @@ func newCallCmd(g *globals) *cobra.Command {
 		Long: `Call one tool and print its structured result as JSON on stdout. A tool error prints
 {"error": …, "code": …} and exits 1.
 
-Arguments are key=value pairs, typed by the tool's input schema (numbers, booleans,
-JSON arrays and objects), and/or one JSON object with --json; pairs override --json.
+Arguments are key=value pairs, typed by the tool's input schema: numbers, booleans,
+objects as JSON, arrays as JSON or as a comma-separated list (tags=a,b). A value @FILE is
+the content of FILE, and @- is stdin (write @@ for a value that starts with @): that is how
+a long page is written, as an argument is limited to 128 KB. --json gives one JSON object
+of arguments, inline, from a file (--json @FILE) or from stdin (--json -); pairs override it.
 
 By default the call runs in-process against the local store (--data-dir/--db) as
 ATRIUM_AGENT in ATRIUM_WORKSPACE. --url calls a remote atrium serve (token in
@@ -38,6 +44,9 @@ ATRIUM_TOKEN); --stdio runs any MCP server command and calls it.`,
 		Example: `  atrium call whoami
   atrium call write_page path=Notes/Today.md content='# Today'
   atrium call list_pages --json '{"depth": 2}'
+  atrium call write_page path=Notes/Long.md content=@long.md overwrite=true
+  atrium call search_pages query=backup tags=ops,db
+  jq -n --rawfile c long.md '{path: "Notes/Long.md", content: $c}' | atrium call write_page --json -
   ATRIUM_TOKEN=atr_… atrium call whoami --url http://127.0.0.1:8080/mcp`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -50,7 +59,7 @@ ATRIUM_TOKEN); --stdio runs any MCP server command and calls it.`,
 				return err
 			}
 			defer done()
-			res, err := callTool(ctx, session, args[0], args[1:], jsonArgs)
+			res, err := callTool(ctx, session, args[0], args[1:], jsonArgs, g.stdin)
 			if err != nil {
 				return err
 			}
@@ -58,7 +67,7 @@ ATRIUM_TOKEN); --stdio runs any MCP server command and calls it.`,
 		},
 	}
 	surface.register(cmd)
-	cmd.Flags().StringVar(&jsonArgs, "json", "", "arguments as one JSON object")
+	cmd.Flags().StringVar(&jsonArgs, "json", "", "arguments as one JSON object; @FILE reads it from a file, - from stdin")
 	cmd.Flags().StringVar(&url, "url", os.Getenv("ATRIUM_URL"), "call a remote atrium serve at this MCP endpoint (env ATRIUM_URL; token in ATRIUM_TOKEN)")
 	cmd.Flags().StringVar(&stdio, "stdio", "", "call the MCP server this shell command starts on stdio")
 	return cmd
@@ -116,7 +125,7 @@ func (g *globals) callSession(ctx context.Context, surface *surfaceFlags, url, s
 }
 
 // callTool finds the tool, types the arguments by its schema and calls it.
-func callTool(ctx context.Context, s *mcp.ClientSession, name string, pairs []string, jsonArgs string) (*mcp.CallToolResult, error) {
+func callTool(ctx context.Context, s *mcp.ClientSession, name string, pairs []string, jsonArgs string, stdin io.Reader) (*mcp.CallToolResult, error) {
 	var tool *mcp.Tool
 	for t, err := range s.Tools(ctx, nil) {
 		if err != nil {
@@ -130,7 +139,7 @@ func callTool(ctx context.Context, s *mcp.ClientSession, name string, pairs []st
 	if tool == nil {
 		return nil, fmt.Errorf("no tool %q on this server (see: atrium tools)", name)
 	}
-	args, err := buildArgs(tool.InputSchema, pairs, jsonArgs)
+	args, err := buildArgs(tool.InputSchema, pairs, jsonArgs, stdin)
 	if err != nil {
 		return nil, err
 	}
@@ -138,12 +147,26 @@ func callTool(ctx context.Context, s *mcp.ClientSession, name string, pairs []st
 }
 
 // buildArgs merges --json and key=value pairs, typing each value by the
-// property's type in schema.
-func buildArgs(schema any, pairs []string, jsonArgs string) (map[string]any, error) {
+// property's type in schema. A --json of @FILE or - reads the object from a
+// file or stdin; a value @FILE (or @- for stdin) is that file's content, so
+// that a page of any size can be written from a shell (an argument is capped
+// at 128 KB by the kernel); @@ starts a value with a literal @.
+func buildArgs(schema any, pairs []string, jsonArgs string, stdin io.Reader) (map[string]any, error) {
+	in := &inputs{stdin: stdin}
 	args := map[string]any{}
 	if jsonArgs != "" {
-		if err := json.Unmarshal([]byte(jsonArgs), &args); err != nil {
-			return nil, fmt.Errorf("--json must be a JSON object: %w", err)
+		raw := []byte(jsonArgs)
+		if jsonArgs == "-" || strings.HasPrefix(jsonArgs, "@") {
+			var err error
+			if raw, err = in.read(strings.TrimPrefix(jsonArgs, "@")); err != nil {
+				return nil, fmt.Errorf("--json: %w", err)
+			}
+		}
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return nil, fmt.Errorf("--json must be a JSON object of named arguments: %s", jsonerr.Describe(err))
+		}
+		if args == nil { // null
+			args = map[string]any{}
 		}
 	}
 	props := map[string]any{}
@@ -155,14 +178,48 @@ func buildArgs(schema any, pairs []string, jsonArgs string) (map[string]any, err
 		if !ok || k == "" {
 			return nil, fmt.Errorf("argument %q: want key=value", p)
 		}
+		switch {
+		case strings.HasPrefix(v, "@@"):
+			v = v[1:]
+		case strings.HasPrefix(v, "@"):
+			b, err := in.read(v[1:])
+			if err != nil {
+				return nil, fmt.Errorf("argument %s: %w", k, err)
+			}
+			v = string(b)
+		}
 		prop, _ := asMap(props[k])
-		val, err := coerce(types(prop), v)
+		val, err := coerce(prop, v)
 		if err != nil {
 			return nil, fmt.Errorf("argument %s: %w", k, err)
 		}
 		args[k] = val
 	}
 	return args, nil
+}
+
+// inputs reads the files and the one stdin that arguments name.
+type inputs struct {
+	stdin     io.Reader
+	stdinUsed bool
+}
+
+func (in *inputs) read(name string) ([]byte, error) {
+	if name == "-" {
+		if in.stdinUsed || in.stdin == nil {
+			return nil, fmt.Errorf("stdin can be read once only")
+		}
+		in.stdinUsed = true
+		return io.ReadAll(in.stdin)
+	}
+	if name == "" {
+		return nil, fmt.Errorf("@ must be followed by a file name, or - for stdin")
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, errors.Unwrap(err))
+	}
+	return b, nil
 }
 
 func asMap(v any) (map[string]any, bool) {
@@ -199,9 +256,12 @@ func types(prop map[string]any) []string {
 	return nil
 }
 
-// coerce types a command-line value: the first of the allowed types it parses
-// as, strings last; an untyped property takes JSON if it parses, else the text.
-func coerce(allowed []string, v string) (any, error) {
+// coerce types a command-line value by its property's schema: the first of
+// the allowed types it parses as, strings last; an untyped property takes JSON
+// if it parses, else the text. An array may also be given as a,b,c, each item
+// typed by the array's items.
+func coerce(prop map[string]any, v string) (any, error) {
+	allowed := types(prop)
 	if len(allowed) == 0 {
 		var x any
 		if json.Unmarshal([]byte(v), &x) == nil {
@@ -223,9 +283,20 @@ func coerce(allowed []string, v string) (any, error) {
 			if b, err := strconv.ParseBool(v); err == nil {
 				return b, nil
 			}
-		case "array", "object":
-			var x any
-			if err := json.Unmarshal([]byte(v), &x); err == nil {
+		case "object":
+			var x map[string]any
+			if err := json.Unmarshal([]byte(v), &x); err == nil && x != nil {
+				return x, nil
+			}
+		case "array":
+			var x []any
+			if err := json.Unmarshal([]byte(v), &x); err == nil && x != nil {
+				return x, nil
+			}
+			if strings.HasPrefix(strings.TrimSpace(v), "[") {
+				continue // meant as JSON, and not valid: say so below
+			}
+			if x, err := commaList(prop, v); err == nil {
 				return x, nil
 			}
 		case "null":
@@ -240,6 +311,24 @@ func coerce(allowed []string, v string) (any, error) {
 		}
 	}
 	return nil, fmt.Errorf("%q is not a valid %s", v, strings.Join(allowed, " or "))
+}
+
+// commaList is a,b,c as an array, each item typed by the items schema; the
+// empty string is the empty array.
+func commaList(prop map[string]any, v string) ([]any, error) {
+	out := []any{}
+	if v == "" {
+		return out, nil
+	}
+	items, _ := asMap(prop["items"])
+	for item := range strings.SplitSeq(v, ",") {
+		x, err := coerce(items, strings.TrimSpace(item))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	return out, nil
 }
 
 // printResult prints a result's structured content, or its content when it has

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/signal"
 	"os/user"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/identity"
+	"github.com/atrium-hq/atrium/mcpserver"
 	"github.com/atrium-hq/atrium/metrics"
 	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
@@ -177,6 +179,7 @@ type app struct {
 	docs     *pages.Service
 	review   *review.Service
 	metrics  *metrics.Registry
+	where    mcpserver.StoreInfo // which store, for whoami
 }
 
 // open opens the store (migrating it) and the services, and makes sure the
@@ -192,6 +195,7 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 		return nil, err
 	}
 	a := &app{log: log, db: db, identity: identity.New(db, log), docs: pages.New(db, log), metrics: metrics.New()}
+	a.where = mcpserver.StoreInfo{Store: storeLabel(db.Engine(), dsn), DataDir: absPath(g.dataDir)}
 	a.docs.TrashRetention = g.trashRetention
 	a.review = review.New(db, a.docs, log) // keeps review anchors in step with page changes
 	if _, err := a.identity.Bootstrap(ctx, false); err != nil {
@@ -250,3 +254,33 @@ func (a *app) purgeTrash(ctx context.Context) {
 
 // events subscribes to the store's events, for live notifications.
 func (a *app) events() (<-chan atrium.Event, func()) { return a.db.Subscribe(1024) }
+
+// storeLabel names a store for people: the engine and the SQLite file, or the
+// PostgreSQL host and database — never the credentials a DSN may hold.
+func storeLabel(engine store.Engine, dsn string) string {
+	if engine != store.Postgres {
+		return string(engine) + " " + absPath(strings.TrimPrefix(strings.SplitN(dsn, "?", 2)[0], "file:"))
+	}
+	if u, err := url.Parse(dsn); err == nil && u.Host != "" {
+		return string(engine) + " " + u.Host + u.Path
+	}
+	var host, name string
+	for _, kv := range strings.Fields(dsn) { // key=value form
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "host":
+			host = v
+		case "dbname":
+			name = v
+		}
+	}
+	return strings.TrimSpace(string(engine) + " " + host + "/" + name)
+}
+
+// absPath is p made absolute, or p when it cannot be.
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}

@@ -78,6 +78,9 @@ func (f *surfaceFlags) config(log *slog.Logger, local bool) mcpserver.Config {
 // for a local server, its caller.
 func (a *app) supply(cfg *mcpserver.Config, actor *atrium.Actor) {
 	cfg.Actor, cfg.Docs, cfg.Review, cfg.Events = actor, a.docs, a.review, a.events
+	if actor != nil { // a local server: its caller may ask which store it is
+		cfg.Store = &a.where
+	}
 }
 
 func newServeCmd(g *globals) *cobra.Command {

@@ -1,0 +1,222 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// read_page's text block is the page as written, under one header line, so a
+// model reads Markdown rather than a JSON string full of escapes; programs
+// keep the whole shape in structuredContent.
+func TestReadPageTextIsTheMarkdown(t *testing.T) {
+	dir := t.TempDir()
+	cs := connectStdio(t, []string{"ATRIUM_AGENT=reader"}, "--data-dir", dir)
+	content := "---\ntitle: Alpha\n---\n# Alpha\n\nSay \"hello\" \\ wave.\n\n## Design\n\n### Storage\n\nSQLite first.\n"
+	if res := callTool(t, cs, "write_page", map[string]any{"path": "Projects/Alpha.md", "content": content}); res.IsError {
+		t.Fatal(res.Content)
+	}
+	res := callTool(t, cs, "read_page", map[string]any{"path": "Projects/Alpha.md"})
+	if res.IsError || len(res.Content) != 1 {
+		t.Fatalf("read_page: %+v", res)
+	}
+	want := "Projects/Alpha.md · revision 1 · private\n\n" + content
+	if got := res.Content[0].(*mcp.TextContent).Text; got != want {
+		t.Errorf("text block:\n%q\nwant:\n%q", got, want)
+	}
+	sc := structured(t, res)
+	if sc["content"] != content || sc["revision"] != float64(1) || sc["path"] != "Projects/Alpha.md" {
+		t.Errorf("structured content lost its shape: %v", sc)
+	}
+
+	res = callTool(t, cs, "read_page", map[string]any{"path": "Projects/Alpha.md", "section": "Design > Storage"})
+	text := res.Content[0].(*mcp.TextContent).Text
+	sc = structured(t, res)
+	wantHead := fmt.Sprintf("Projects/Alpha.md § %v (from line %v) · revision 1 · private", sc["section"], sc["line"])
+	if head, body, _ := strings.Cut(text, "\n\n"); head != wantHead || body != sc["content"] {
+		t.Errorf("section text block: %q", text)
+	}
+
+	// Other tools keep the JSON copy of their structured result.
+	res = callTool(t, cs, "list_pages", map[string]any{"include_private": true})
+	if text := res.Content[0].(*mcp.TextContent).Text; !strings.HasPrefix(text, "{") {
+		t.Errorf("list_pages text block is not JSON: %q", text)
+	}
+}
+
+// A client that drops the environment it was told to pass silently uses
+// another store: whoami says which one, and which data folder.
+func TestWhoamiSaysWhichStore(t *testing.T) {
+	dir := t.TempDir()
+	cs := connectStdio(t, []string{"ATRIUM_AGENT=who"}, "--data-dir", dir)
+	local, _ := asMap(structured(t, callTool(t, cs, "whoami", nil))["local"])
+	if local["data_dir"] != dir || local["store"] != "sqlite "+filepath.Join(dir, "atrium.db") {
+		t.Errorf("whoami local = %v, want the data folder %s and its database", local, dir)
+	}
+
+	srv := startServe(t, "")
+	remote := connectHTTP(t, srv.MCP(), srv.AdminToken, "")
+	if got := structured(t, callTool(t, remote, "whoami", nil)); got["local"] != nil {
+		t.Errorf("whoami over HTTP tells a remote caller the server's files: %v", got["local"])
+	}
+}
+
+// A page larger than the kernel's 128 KB limit on one argument is writable
+// from a shell: from a file (content=@FILE), from stdin (content=@-), or as
+// the whole --json object from a file or stdin; arrays take a,b lists.
+func TestCallWritesAMegabytePageFromAShell(t *testing.T) {
+	dir := t.TempDir()
+	page := strings.Repeat("# A long page\n\nWith \"quotes\", a back\\slash and lines.\n", 20000)
+	if len(page) < 1<<20 {
+		t.Fatalf("page of %d bytes", len(page))
+	}
+	file := filepath.Join(dir, "long.md")
+	if err := os.WriteFile(file, []byte(page), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]any{"path": "Big/Stdin.md", "content": page})
+	argsFile := filepath.Join(dir, "args.json")
+	if err := os.WriteFile(argsFile, body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"ATRIUM_AGENT=shell"}
+	for _, tc := range []struct {
+		path  string
+		stdin string
+		args  []string
+	}{
+		{"Big/File.md", "", []string{"write_page", "path=Big/File.md", "content=@" + file}},
+		{"Big/Pipe.md", page, []string{"write_page", "path=Big/Pipe.md", "content=@-"}},
+		{"Big/Stdin.md", string(body), []string{"write_page", "--json", "-"}},
+		{"Big/Args.md", "", []string{"write_page", "--json", "@" + argsFile, "path=Big/Args.md"}},
+	} {
+		out, errOut, code := runAtriumStdin(t, env, tc.stdin, append([]string{"--data-dir", dir, "call"}, tc.args...)...)
+		if code != 0 {
+			t.Fatalf("atrium call %v: %d %s %.300s", tc.args[1:], code, errOut, out)
+		}
+		out, errOut, code = runAtrium(t, env, "--data-dir", dir, "call", "read_page", "path="+tc.path)
+		var got struct{ Content string }
+		if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got.Content != page {
+			t.Errorf("%s: read back %d bytes (code %d %s), want the %d written", tc.path, len(got.Content), code, errOut, len(page))
+		}
+	}
+	out, errOut, code := runAtrium(t, env, "--data-dir", dir, "call", "search_pages", "query=long", "tags=a,b")
+	if code != 0 || !strings.Contains(out, `"results": []`) {
+		t.Errorf("tags=a,b: %d %s %s", code, errOut, out)
+	}
+}
+
+// runAtriumStdin is runAtrium with stdin.
+func runAtriumStdin(t *testing.T, env []string, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = append(cleanEnv(), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		t.Fatalf("run atrium %v: %v", args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// A second process mirroring a folder that a running atrium already mirrors
+// stops at once with an error that says so, rather than echoing the first
+// one's writes back as edits.
+func TestSecondMirrorOfAFolderRefused(t *testing.T) {
+	dir := t.TempDir()
+	srv := startServe(t, "", "--auth", "none", "--mirror", dir)
+	_, errOut, code := runAtrium(t, nil, "--data-dir", t.TempDir(), "serve", "--addr", "127.0.0.1:0", "--auth", "none", "--mirror", dir)
+	if code == 0 || !strings.Contains(errOut, "already mirrored by another atrium process (pid ") {
+		t.Errorf("second mirror: exit %d\n%s", code, errOut)
+	}
+	srv.stop(t)
+	srv.restart(t, "--auth", "none", "--mirror", dir) // the lock went with the first process
+}
+
+// A client that tries OAuth discovery after a 401 gets JSON it can show —
+// why the token was refused and how to get one — at every endpoint it
+// tries, and the 401 itself says "invalid or revoked token" in its body and
+// its WWW-Authenticate.
+func TestUnauthorizedClientsSeeWhy(t *testing.T) {
+	srv := startServe(t, "")
+	res, body := httpDo(t, "POST", srv.MCP(), "atr_not_a_real_token")
+	if res.StatusCode != 401 || !strings.Contains(string(body), "invalid or revoked token") ||
+		!strings.Contains(res.Header.Get("WWW-Authenticate"), `error="invalid_token", error_description="invalid or revoked token"`) {
+		t.Errorf("401: %d %s %q", res.StatusCode, body, res.Header.Get("WWW-Authenticate"))
+	}
+	for _, p := range []string{
+		"GET /.well-known/oauth-protected-resource/mcp", "GET /.well-known/oauth-protected-resource",
+		"GET /.well-known/oauth-authorization-server", "GET /.well-known/openid-configuration",
+		"POST /register", "GET /authorize", "POST /token",
+	} {
+		method, path, _ := strings.Cut(p, " ")
+		res, body := httpDo(t, method, srv.URL+path, "")
+		var got map[string]string
+		err := json.Unmarshal(body, &got)
+		if err != nil || res.Header.Get("Content-Type") != "application/json" || got["error"] != "invalid_token" ||
+			!strings.Contains(got["error_description"], "invalid or revoked token") || !strings.Contains(got["error_description"], "atrium token create") {
+			t.Errorf("%s: %d %v %v", p, res.StatusCode, got, err)
+		}
+	}
+
+	// mcporter promotes a 401 to an OAuth flow: what it prints must be ours.
+	if _, err := os.Stat(filepath.Join("..", "interop", "node_modules", ".bin", "mcporter")); err != nil {
+		t.Skip("no mcporter: make interop-deps")
+	}
+	bin := nodeBin(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "mcporter.json")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"atriumhttp": map[string]any{
+		"baseUrl": srv.MCP(), "headers": map[string]string{"Authorization": "Bearer atr_revoked_or_never_was"}}}, "imports": []string{}})
+	if err := os.WriteFile(cfg, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runNode(t, bin, dir, []string{"HOME=" + dir, "BROWSER=true"}, "mcporter", "call", "atriumhttp.whoami", "--config", cfg, "--output", "json")
+	if code == 0 || !strings.Contains(out, "invalid or revoked token") || strings.Contains(out, "404 page not found") {
+		t.Errorf("mcporter with a bad token: exit %d\n%s", code, out)
+	}
+}
+
+// httpDo sends one request with a JSON body {} and returns the response with
+// its body read.
+func httpDo(t *testing.T, method, url, token string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, body
+}
