@@ -35,8 +35,7 @@ type Service struct {
 	log *slog.Logger
 
 	mu      sync.Mutex
-	touched map[int64]time.Time
-	seen    map[string]time.Time // browser sessions, by hash
+	touched map[any]time.Time // token IDs and session hashes, when last recorded
 	wg      sync.WaitGroup
 }
 
@@ -45,7 +44,7 @@ func New(db *store.DB, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{db: db, log: log, touched: map[int64]time.Time{}, seen: map[string]time.Time{}}
+	return &Service{db: db, log: log, touched: map[any]time.Time{}}
 }
 
 // Close waits for pending last-used writes.
@@ -172,20 +171,26 @@ func actorOf(g store.Grant, workspace string) (*atrium.Actor, error) {
 
 // touch records a token's use in the background, at most once per touchEvery.
 func (s *Service) touch(id int64) {
+	s.recordUse(id, func(ctx context.Context, tx *store.Tx, now time.Time) error { return tx.TouchToken(ctx, id, now) })
+}
+
+// recordUse writes that key (a token or a session) was used, in the
+// background and at most once per touchEvery: authentication stays a read.
+func (s *Service) recordUse(key any, write func(context.Context, *store.Tx, time.Time) error) {
 	now := s.db.Now()
 	s.mu.Lock()
-	last, ok := s.touched[id]
+	last, ok := s.touched[key]
 	if ok && now.Sub(last) < touchEvery {
 		s.mu.Unlock()
 		return
 	}
-	s.touched[id] = now
+	s.touched[key] = now
 	s.mu.Unlock()
 	s.wg.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := s.db.Update(ctx, func(tx *store.Tx) error { return tx.TouchToken(ctx, id, now) }); err != nil {
-			s.log.Warn("record token use", "token", id, "err", err)
+		if err := s.db.Update(ctx, func(tx *store.Tx) error { return write(ctx, tx, now) }); err != nil {
+			s.log.Warn("record a token's or session's use", "err", err)
 		}
 	})
 }

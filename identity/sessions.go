@@ -73,25 +73,9 @@ func (s *Service) AuthenticateSession(ctx context.Context, secret, workspace str
 	return a, nil
 }
 
-// touchSession records a session's use in the background, at most once per
-// touchEvery, as touch does for tokens.
+// touchSession records a session's use, as touch does a token's.
 func (s *Service) touchSession(hash string) {
-	now := s.db.Now()
-	s.mu.Lock()
-	last, ok := s.seen[hash]
-	if ok && now.Sub(last) < touchEvery {
-		s.mu.Unlock()
-		return
-	}
-	s.seen[hash] = now
-	s.mu.Unlock()
-	s.wg.Go(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.db.Update(ctx, func(tx *store.Tx) error { return tx.TouchSession(ctx, hash, now) }); err != nil {
-			s.log.Warn("record session use", "err", err)
-		}
-	})
+	s.recordUse(hash, func(ctx context.Context, tx *store.Tx, now time.Time) error { return tx.TouchSession(ctx, hash, now) })
 }
 
 // Logout ends the session whose secret a browser held. Ending one that has
