@@ -70,7 +70,7 @@ func TestBrowserSessionsAndCSRF(t *testing.T) {
 	if res, body := send("GET", "/api/pages?include_private=true", cookie, ""); res.StatusCode != http.StatusOK || !strings.Contains(body, "Private.md") {
 		t.Fatalf("a member's listing with the session: %d %s", res.StatusCode, body)
 	}
-	if _, body := send("GET", "/", cookie, ""); !strings.Contains(body, "Signed in as <strong>admin</strong>") {
+	if _, body := send("GET", "/", cookie, ""); !strings.Contains(body, `<span class="who">admin`) {
 		t.Fatalf("home page with the session: %s", body)
 	}
 
