@@ -270,3 +270,36 @@ func TestPageResourcesListedAndNotFound(t *testing.T) {
 		}
 	}
 }
+
+// Import says which pages it made private, where the user first meets the
+// rule, instead of leaving them to wonder why list_pages shows nothing.
+func TestImportSaysWhichPagesArePrivate(t *testing.T) {
+	vault, data := t.TempDir(), t.TempDir()
+	for name, content := range map[string]string{
+		"Open.md":         "---\naccess: public\n---\n# Open",
+		"Notes/Secret.md": "# Secret",
+		"Plain.md":        "# Plain",
+	} {
+		p := filepath.Join(vault, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, errOut, code := runAtrium(t, []string{"ATRIUM_AGENT=importer"}, "--data-dir", data, "import", vault)
+	if code != 0 {
+		t.Fatalf("import: %d %s %s", code, out, errOut)
+	}
+	all := out + errOut
+	if !strings.Contains(all, "private:      2 pages") || !strings.Contains(all, "include_private=true") ||
+		!strings.Contains(all, "    Notes/Secret.md\n    Plain.md\n") || strings.Contains(all, "    Open.md") {
+		t.Errorf("import summary does not name the private pages:\n%s", all)
+	}
+	// Again: nothing changes, so nothing new is made private.
+	out, errOut, _ = runAtrium(t, []string{"ATRIUM_AGENT=importer"}, "--data-dir", data, "import", vault)
+	if strings.Contains(out+errOut, "private:") {
+		t.Errorf("a second import reports private pages it did not make:\n%s", out+errOut)
+	}
+}

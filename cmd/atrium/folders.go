@@ -234,6 +234,17 @@ func (r *importReport) print(w io.Writer, complete bool) {
 	}
 	fmt.Fprintf(w, "  pages:        %s created, %s updated, %s unchanged%s\n", group(p.Created), group(p.Updated), group(p.Unchanged), rate)
 	fmt.Fprintf(w, "  attachments:  %s added, %s unchanged\n", group(r.attAdded), group(r.attUnchanged))
+	if len(p.Private) > 0 {
+		// Pages are private unless their frontmatter says access: public, and
+		// a default list_pages shows public pages only: say so here, where a
+		// user first meets it, not after an empty listing.
+		fmt.Fprintf(w, "  private:      %s (no 'access: public' in their frontmatter): members see them; list_pages shows them with include_private=true\n", plural(len(p.Private), "page"))
+		notes := make([]fileNote, len(p.Private))
+		for i, path := range p.Private {
+			notes[i] = fileNote{path: path}
+		}
+		listNotes(w, notes)
+	}
 	fmt.Fprintf(w, "  ignored:      %s (never followed)\n", plural(len(r.symlinks), "symlink"))
 	listNotes(w, r.symlinks)
 	fmt.Fprintf(w, "  skipped:      %s\n", plural(len(r.skipped), "file"))
