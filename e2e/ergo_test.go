@@ -11,10 +11,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -219,4 +221,85 @@ func httpDo(t *testing.T, method, url, token string) (*http.Response, []byte) {
 		t.Fatal(err)
 	}
 	return res, body
+}
+
+// resources/list names the workspace's pages, for clients that do not read
+// templates; reading a page that is not there is the spec's resource-not-
+// found error of the session's version, with a hint when the URI was not
+// percent-encoded.
+func TestPageResourcesListedAndNotFound(t *testing.T) {
+	srv := startServe(t, "")
+	ctx := context.Background()
+	for _, version := range []string{"", "2025-11-25"} {
+		cs := connectHTTP(t, srv.MCP(), srv.AdminToken, version)
+		if version == "" {
+			// Over stdio: the SDK's HTTP client and server disagree on the
+			// Mcp-Name header of a URI with a space in 2026-07-28 sessions.
+			cs = connectStdio(t, []string{"ATRIUM_AGENT=res"}, srv.globalArgs()...)
+		}
+		if res := callTool(t, cs, "write_page", map[string]any{"path": "Plugins/Canvas board.md", "content": "# Canvas", "overwrite": true}); res.IsError {
+			t.Fatal(res.Content)
+		}
+		list, err := cs.ListResources(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var uris []string
+		for _, r := range list.Resources {
+			uris = append(uris, r.URI)
+		}
+		if !slices.Contains(uris, "atrium://pages/Plugins/Canvas%20board.md") {
+			t.Fatalf("resources/list: %v", uris)
+		}
+		read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "atrium://pages/Plugins/Canvas%20board.md"})
+		if err != nil || read.Contents[0].Text != "# Canvas" {
+			t.Fatalf("read a listed resource: %v %v", read, err)
+		}
+
+		wantCode := int64(-32602) // 2026-07-28: SEP-2164
+		if version == "2025-11-25" {
+			wantCode = -32002
+		}
+		for uri, hint := range map[string]bool{"atrium://pages/Nowhere.md": false, "atrium://pages/Plugins/No such board.md": true} {
+			_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+			var rpc *jsonrpc.Error
+			if !errors.As(err, &rpc) || rpc.Code != wantCode || !strings.HasPrefix(rpc.Message, "Resource not found") ||
+				!strings.Contains(string(rpc.Data), uri) || strings.Contains(rpc.Message, "%20") != hint {
+				t.Errorf("version %q, read %s: %v (want code %d, hint %v)", version, uri, err, wantCode, hint)
+			}
+		}
+	}
+}
+
+// Import says which pages it made private, where the user first meets the
+// rule, instead of leaving them to wonder why list_pages shows nothing.
+func TestImportSaysWhichPagesArePrivate(t *testing.T) {
+	vault, data := t.TempDir(), t.TempDir()
+	for name, content := range map[string]string{
+		"Open.md":         "---\naccess: public\n---\n# Open",
+		"Notes/Secret.md": "# Secret",
+		"Plain.md":        "# Plain",
+	} {
+		p := filepath.Join(vault, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, errOut, code := runAtrium(t, []string{"ATRIUM_AGENT=importer"}, "--data-dir", data, "import", vault)
+	if code != 0 {
+		t.Fatalf("import: %d %s %s", code, out, errOut)
+	}
+	all := out + errOut
+	if !strings.Contains(all, "private:      2 pages") || !strings.Contains(all, "include_private=true") ||
+		!strings.Contains(all, "    Notes/Secret.md\n    Plain.md\n") || strings.Contains(all, "    Open.md") {
+		t.Errorf("import summary does not name the private pages:\n%s", all)
+	}
+	// Again: nothing changes, so nothing new is made private.
+	out, errOut, _ = runAtrium(t, []string{"ATRIUM_AGENT=importer"}, "--data-dir", data, "import", vault)
+	if strings.Contains(out+errOut, "private:") {
+		t.Errorf("a second import reports private pages it did not make:\n%s", out+errOut)
+	}
 }

@@ -271,7 +271,7 @@ func (s *Server) build(ws atrium.Workspace) *mcp.Server {
 			Completions: &mcp.CompletionCapabilities{},
 		},
 	})
-	ms.AddReceivingMiddleware(s.recoverPanics, s.observe, s.awaitOpen, s.listTools)
+	ms.AddReceivingMiddleware(s.recoverPanics, s.observe, s.awaitOpen, s.listTools, s.listResources(ws.ID), s.readResources)
 	for _, t := range s.tools {
 		t.add(s, ms, ws.ID)
 	}
@@ -339,7 +339,7 @@ func (s *Server) resourceHandler(h mcp.ResourceHandler, ws int64) mcp.ResourceHa
 		res, err := h(atrium.NewContextWithActor(ctx, a), req)
 		if err != nil {
 			if atrium.ErrorCode(err) == atrium.ENotFound {
-				return nil, mcp.ResourceNotFoundError(req.Params.URI)
+				return nil, resourceNotFound(req, err)
 			}
 			if _, ok := err.(*jsonrpc.Error); ok {
 				return nil, err
@@ -466,6 +466,9 @@ type Toolset struct {
 	// Complete answers completion/complete for the references it knows; ok
 	// false passes the request on.
 	Complete func(ctx context.Context, req *mcp.CompleteRequest) (res *mcp.CompleteResult, ok bool, err error)
+	// ListResources, when set, adds resources of the caller's workspace to
+	// the first page of resources/list (see listResources).
+	ListResources func(ctx context.Context) ([]*mcp.Resource, error)
 	// Start runs background work for the server of one workspace until ctx ends.
 	Start func(ctx context.Context, ms *mcp.Server, ws atrium.Workspace)
 }

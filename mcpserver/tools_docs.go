@@ -30,6 +30,7 @@ func docsToolset(s *Server) *Toolset {
 		listPageRevisionsTool(d), restorePageRevisionTool(d), listTrashTool(d), restorePageTool(d), purgePageTool(d),
 	}
 	ts.Templates = []ResourceTemplate{pageResource(d)}
+	ts.ListResources = listPageResources(d)
 	ts.Complete = completePagePath(d)
 	return ts
 }

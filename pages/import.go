@@ -40,6 +40,10 @@ type ImportError struct {
 type ImportResult struct {
 	Created, Updated, Unchanged int
 	Failed                      []ImportError
+	// Private are the pages this import created or changed that are private
+	// (their frontmatter does not say access: public), in path order: members
+	// see them, anonymous readers and a default list_pages do not.
+	Private []string
 }
 
 // optimizeAfter is how many pages an import writes before it is worth
@@ -114,8 +118,9 @@ func (s *Service) Import(ctx context.Context, files iter.Seq[File], opts ImportO
 		// Counted apart and added only once the batch commits: a batch that
 		// rolls back (an interrupted import) wrote nothing.
 		var created, updated, unchanged int
+		var private []string
 		err := s.db.Update(ctx, func(tx *store.Tx) error {
-			created, updated, unchanged = 0, 0, 0
+			created, updated, unchanged, private = 0, 0, 0, private[:0]
 			for _, it := range batch {
 				cur, err := tx.PageByPath(ctx, a.Workspace.ID, it.path)
 				switch {
@@ -129,6 +134,9 @@ func (s *Service) Import(ctx context.Context, files iter.Seq[File], opts ImportO
 						return err
 					}
 					created++
+					if p.Access != atrium.AccessPublic {
+						private = append(private, p.Path)
+					}
 				case err != nil:
 					return err
 				case cur.ContentHash == contentHash(it.content):
@@ -143,6 +151,9 @@ func (s *Service) Import(ctx context.Context, files iter.Seq[File], opts ImportO
 						return err
 					}
 					updated++
+					if cur.Access != atrium.AccessPublic {
+						private = append(private, cur.Path)
+					}
 				}
 			}
 			return nil
@@ -150,6 +161,7 @@ func (s *Service) Import(ctx context.Context, files iter.Seq[File], opts ImportO
 		batch = batch[:0]
 		if err == nil {
 			res.Created, res.Updated, res.Unchanged = res.Created+created, res.Updated+updated, res.Unchanged+unchanged
+			res.Private = append(res.Private, private...)
 		}
 		return err
 	}
@@ -180,6 +192,7 @@ func (s *Service) Import(ctx context.Context, files iter.Seq[File], opts ImportO
 	if opts.Progress != nil {
 		opts.Progress(done)
 	}
+	slices.Sort(res.Private) // batches commit in the order workers finish
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}

@@ -103,6 +103,17 @@ func printImport(w io.Writer, r *vault.ImportReport, complete bool) {
 		listNotes(w, r.Renamed)
 	}
 	fmt.Fprintf(w, "  attachments:  %s added, %s unchanged\n", vault.Group(r.AttAdded), vault.Group(r.AttUnchanged))
+	if len(p.Private) > 0 {
+		// Pages are private unless their frontmatter says access: public, and
+		// a default list_pages shows public pages only: say so here, where a
+		// user first meets it, not after an empty listing.
+		fmt.Fprintf(w, "  private:      %s (no 'access: public' in their frontmatter): members see them; list_pages shows them with include_private=true\n", plural(len(p.Private), "page"))
+		notes := make([]vault.Note, len(p.Private))
+		for i, path := range p.Private {
+			notes[i] = vault.Note{Path: path}
+		}
+		listNotes(w, notes)
+	}
 	fmt.Fprintf(w, "  ignored:      %s (never followed)\n", plural(len(r.Symlinks), "symlink"))
 	listNotes(w, r.Symlinks)
 	fmt.Fprintf(w, "  skipped:      %s\n", plural(len(r.Skipped), "file"))
