@@ -29,7 +29,11 @@ workspace; call ` + "`whoami`" + ` to see who and where you are and what your ro
 
 - From your MCP client: call the tool by name with its arguments.
 - From a shell: ` + "`atrium call TOOL key=value …`" + ` prints the result as JSON (values are typed by
-  the tool's schema; give arrays and objects as JSON), or ` + "`mcporter call atrium.TOOL key=value …`" + `.
+  the tool's schema: arrays as JSON or ` + "`a,b`" + `, objects as JSON; ` + "`key=@FILE`" + ` takes a value from a file, for
+  long pages), or ` + "`mcporter call atrium.TOOL key=value …`" + `.
+- ` + "`read_page`" + `'s text answer is the page's Markdown under one header line (path, revision); every other
+  tool's text is the JSON of its structured result. Nested fields are listed as ` + "`quote.exact`" + ` and
+  ` + "`operations[].op`" + `.
 - A failed call returns ` + "`{\"error\": …, \"code\": …}`" + `; the message says what to change. Codes:
   ` + "`invalid_argument`, `not_found`, `conflict`, `permission_denied`, `unauthenticated`, `too_large`,\n  `unavailable`, `internal`" + `. On ` + "`conflict`" + `, read again and retry your change.
 - Lists are paginated: pass ` + "`next_cursor`" + ` back as ` + "`cursor`" + `.
@@ -80,6 +84,7 @@ workspace; call ` + "`whoami`" + ` to see who and where you are and what your ro
 type param struct {
 	name, typ, desc string
 	required        bool
+	within          string // a nested field required only when this parent is given
 }
 
 func params(schema any) []param {
@@ -87,23 +92,39 @@ func params(schema any) []param {
 	if err != nil {
 		return nil
 	}
-	var s struct {
-		Properties map[string]struct {
-			Type        any    `json:"type"`
-			Description string `json:"description"`
-		} `json:"properties"`
-		Required []string `json:"required"`
-	}
+	var s propSchema
 	if json.Unmarshal(raw, &s) != nil {
 		return nil
 	}
+	return s.params("", true)
+}
+
+// propSchema is the part of a JSON schema the skill documents.
+type propSchema struct {
+	Type        any                    `json:"type"`
+	Description string                 `json:"description"`
+	Properties  map[string]*propSchema `json:"properties"`
+	Items       *propSchema            `json:"items"`
+	Required    []string               `json:"required"`
+}
+
+// params lists an object's properties under prefix, each followed by its
+// own fields (quote.exact, operations[].op): an agent must know them to
+// build the argument, and the top-level table alone does not say them.
+// A nested field is required only when it and every object above it are.
+func (s *propSchema) params(prefix string, parentRequired bool) []param {
 	var out []param
 	for name, p := range s.Properties {
 		typ := fmt.Sprint(p.Type)
 		if p.Type == nil {
 			typ = "any"
 		}
-		out = append(out, param{name: name, typ: typ, desc: p.Description, required: slices.Contains(s.Required, name)})
+		req := slices.Contains(s.Required, name)
+		within := ""
+		if req && !parentRequired {
+			req, within = false, strings.TrimSuffix(strings.TrimSuffix(prefix, "."), "[]")
+		}
+		out = append(out, param{name: prefix + name, typ: typ, desc: p.Description, required: req, within: within})
 	}
 	// Required first, then by name: the order a reader needs them.
 	slices.SortFunc(out, func(x, y param) int {
@@ -115,7 +136,18 @@ func params(schema any) []param {
 		}
 		return strings.Compare(x.name, y.name)
 	})
-	return out
+	var all []param
+	for _, p := range out {
+		all = append(all, p)
+		sub := s.Properties[strings.TrimPrefix(p.name, prefix)]
+		switch {
+		case sub.Items != nil && len(sub.Items.Properties) > 0:
+			all = append(all, sub.Items.params(p.name+"[].", p.required)...)
+		case len(sub.Properties) > 0:
+			all = append(all, sub.params(p.name+".", p.required)...)
+		}
+	}
+	return all
 }
 
 func writeToolDoc(b *strings.Builder, t *Tool) {
@@ -133,15 +165,18 @@ func writeToolDoc(b *strings.Builder, t *Tool) {
 		b.WriteString("\n| parameter | type | required | description |\n|---|---|---|---|\n")
 		for _, p := range ps {
 			req := ""
-			if p.required {
+			switch {
+			case p.required:
 				req = "yes"
+			case p.within != "":
+				req = "with `" + p.within + "`"
 			}
 			fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", p.name, p.typ, req, strings.ReplaceAll(p.desc, "|", "\\|"))
 		}
 	}
 	var args []string
 	for _, p := range ps {
-		if p.required {
+		if p.required && !strings.ContainsAny(p.name, ".[") {
 			args = append(args, p.name+"="+shellQuote(example(d.Name, p)))
 		}
 	}
