@@ -64,21 +64,41 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	h.closing = make(chan struct{})
 	static, _ := fs.Sub(staticFS, "static")
 	mux.Handle("GET /static/", secure(http.StripPrefix("/static/", http.FileServerFS(static))))
-	mux.Handle("GET /{$}", secure(h.Auth.Browser(http.HandlerFunc(h.index))))
-	mux.Handle("GET /login", secure(http.HandlerFunc(h.loginPage)))
-	mux.Handle("POST /login", secure(http.HandlerFunc(h.login)))
-	mux.Handle("GET /logout", secure(http.HandlerFunc(h.logoutPage)))
-	mux.Handle("POST /logout", secure(http.HandlerFunc(h.logout)))
-	mux.Handle("GET /pages/{path...}", secure(h.Auth.Browser(http.HandlerFunc(h.page))))
-	mux.Handle("POST /pages/{path...}", secure(h.Auth.Browser(http.HandlerFunc(h.save))))
-	mux.Handle("POST /threads", secure(h.Auth.Browser(http.HandlerFunc(h.comment))))
-	mux.Handle("POST /threads/{id}/{action}", secure(h.Auth.Browser(http.HandlerFunc(h.threadAction))))
-	mux.Handle("GET /threads/{id}/delete", secure(h.Auth.Browser(http.HandlerFunc(h.confirmDelete))))
-	mux.Handle("POST /reviews", secure(h.Auth.Browser(http.HandlerFunc(h.submitReview))))
-	mux.Handle("GET /trash", secure(h.Auth.Browser(http.HandlerFunc(h.trash))))
-	mux.Handle("POST /trash/{id}/restore", secure(h.Auth.Browser(http.HandlerFunc(h.restoreFromTrash))))
-	mux.Handle("GET /events", h.Auth.Browser(http.HandlerFunc(h.events)))
-	mux.Handle("GET /search", secure(h.Auth.Browser(http.HandlerFunc(h.search))))
+	h.routes(func(pattern string, fn http.HandlerFunc, signedIn bool) {
+		var handler http.Handler = fn
+		if signedIn {
+			handler = h.Auth.Browser(handler)
+		}
+		mux.Handle(pattern, secure(handler))
+	})
+}
+
+// Routes lists the patterns of the pages and actions Register mounts (the
+// static assets aside), so that test sweeps cover each without a list to keep.
+func Routes() []string {
+	var out []string
+	(&Handler{}).routes(func(pattern string, _ http.HandlerFunc, _ bool) { out = append(out, pattern) })
+	return out
+}
+
+// routes names every page and action; signedIn routes learn who is asking
+// from the session (or a bearer token), the others handle signing in.
+func (h *Handler) routes(route func(pattern string, fn http.HandlerFunc, signedIn bool)) {
+	route("GET /{$}", h.index, true)
+	route("GET /login", h.loginPage, false)
+	route("POST /login", h.login, false)
+	route("GET /logout", h.logoutPage, false)
+	route("POST /logout", h.logout, false)
+	route("GET /pages/{path...}", h.page, true)
+	route("POST /pages/{path...}", h.save, true)
+	route("POST /threads", h.comment, true)
+	route("POST /threads/{id}/{action}", h.threadAction, true)
+	route("GET /threads/{id}/delete", h.confirmDelete, true)
+	route("POST /reviews", h.submitReview, true)
+	route("GET /trash", h.trash, true)
+	route("POST /trash/{id}/restore", h.restoreFromTrash, true)
+	route("GET /events", h.events, true)
+	route("GET /search", h.search, true)
 }
 
 // secure sends the headers every page carries: a Content-Security-Policy

@@ -1,0 +1,178 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/atrium-hq/atrium/web"
+)
+
+// The browser's routes, swept as the REST ones are: built from web.Routes(),
+// so that a new page or action is covered without anyone adding it. Every
+// route is tried by an anonymous visitor, a reader, a revoked token, another
+// workspace's admin, and a signed-in browser made to post from another site;
+// none sees what only members of the workspace may see, none but the
+// signed-in browser of its own site changes anything.
+func TestReliabilityWebIsolation(t *testing.T) {
+	srv := startServe(t, "")
+	if _, errOut, code := srv.cli(t, nil, "workspace", "create", "beta"); code != 0 {
+		t.Fatal(errOut)
+	}
+	token := func(args ...string) string {
+		out, errOut, code := srv.cli(t, nil, append([]string{"token", "create"}, args...)...)
+		if code != 0 {
+			t.Fatal(errOut)
+		}
+		return strings.TrimSpace(out)
+	}
+	reader := token("--principal", "rita", "--workspace", "default", "--role", "reader")
+	beta := token("--principal", "bob", "--workspace", "beta", "--role", "admin")
+	revoked := token("--principal", "rex", "--workspace", "default", "--role", "writer")
+	if _, errOut, code := srv.cli(t, nil, "token", "revoke", "4"); code != 0 {
+		t.Fatal(errOut)
+	}
+	const marker = "web-sweep-private-marker"
+	cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "2025-11-25")
+	callTool(t, cs, "write_page", map[string]any{"path": "Secret.md", "content": "# Secret\n\n" + marker + " plans\n"})
+	callTool(t, cs, "write_page", map[string]any{"path": "Gone.md", "content": "# Gone\n\n" + marker + " gone\n"})
+	thread := structured(t, callTool(t, cs, "create_annotation", map[string]any{"doc_path": "Secret.md", "content": marker + " thread", "status": "submitted"}))
+	annID := thread["annotation"].(map[string]any)["id"].(string)
+	trashID := structured(t, callTool(t, cs, "delete_page", map[string]any{"path": "Gone.md"}))["page_id"].(string)
+	state := func() map[string]any {
+		return map[string]any{
+			"page":   structured(t, callTool(t, cs, "read_page", map[string]any{"path": "Secret.md"}))["revision"],
+			"thread": structured(t, callTool(t, cs, "get_annotation", map[string]any{"annotation_id": annID}))["annotation"].(map[string]any)["status"],
+			"trash":  len(structured(t, callTool(t, cs, "list_trash", nil))["pages"].([]any)),
+		}
+	}
+	before := state()
+
+	type request struct{ method, path, form string }
+	var requests []request
+	for _, pattern := range web.Routes() {
+		method, path, _ := strings.Cut(pattern, " ")
+		path = strings.TrimSuffix(path, "{$}")
+		fill := strings.NewReplacer("{id}", annID, "{action}", "resolve")
+		switch {
+		case strings.HasPrefix(path, "/trash/{id}"):
+			requests = append(requests, request{method, strings.Replace(path, "{id}", trashID, 1), "new_path=Stolen.md"})
+		case strings.Contains(path, "{path...}") && method == http.MethodGet:
+			for _, p := range []string{"Secret.md", "Secret.md?edit", "Secret.md/history"} {
+				requests = append(requests, request{method, strings.Replace(path, "{path...}", p, 1), ""})
+			}
+		case strings.Contains(path, "{path...}"):
+			for _, p := range []string{"Secret.md", "Secret.md/move", "Secret.md/delete", "Secret.md/restore"} {
+				requests = append(requests, request{method, strings.Replace(path, "{path...}", p, 1),
+					"content=taken&base_revision=1&destination_path=Stolen.md&revision=1&action=save"})
+			}
+		case strings.Contains(path, "{action}"):
+			for _, a := range []string{"resolve", "reopen", "delete"} {
+				requests = append(requests, request{method, strings.NewReplacer("{id}", annID, "{action}", a).Replace(path), ""})
+			}
+		case method == http.MethodGet:
+			requests = append(requests, request{method, fill.Replace(path) + "?q=plans+thread+gone", ""})
+		default:
+			requests = append(requests, request{method, fill.Replace(path), "doc_path=Secret.md&content=taken&parent_id=" + annID + "&summary=taken"})
+		}
+	}
+	send := func(rq request, headers map[string]string) (int, string) {
+		t.Helper()
+		// An event stream never ends by itself: what it sends first is
+		// what this sweep reads of it.
+		bound := answerBound
+		if strings.HasPrefix(rq.path, "/events") {
+			bound = time.Second
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), bound)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, rq.method, srv.URL+rq.path, strings.NewReader(rq.form))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rq.form != "" {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		res, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var b strings.Builder
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := res.Body.Read(buf)
+			b.Write(buf[:n])
+			if err != nil || b.Len() > 1<<20 {
+				break
+			}
+		}
+		return res.StatusCode, b.String()
+	}
+	// A signed-in browser of the workspace, for the cross-site attempts.
+	req, _ := http.NewRequest("POST", srv.URL+"/login", strings.NewReader("token="+url.QueryEscape(srv.AdminToken)))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", srv.URL)
+	res, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	session := ""
+	for _, c := range res.Cookies() {
+		if c.Name == "atrium_session" {
+			session = c.Value
+		}
+	}
+	if session == "" {
+		t.Fatalf("no session from signing in: %d", res.StatusCode)
+	}
+
+	failed, tried := 0, 0
+	bad := func(format string, args ...any) {
+		t.Helper()
+		failed++
+		t.Errorf(format, args...)
+	}
+	for _, rq := range requests {
+		write := rq.method != http.MethodGet
+		if rq.path == "/login" || rq.path == "/logout" || strings.HasPrefix(rq.path, "/login?") || strings.HasPrefix(rq.path, "/logout") {
+			continue // signing in and out act on the caller's own session only
+		}
+		callers := map[string]map[string]string{
+			"anonymous":               {"Accept": "text/event-stream"},
+			"a reader":                {"Authorization": "Bearer " + reader},
+			"a revoked token":         {"Authorization": "Bearer " + revoked},
+			"another workspace admin": {"Authorization": "Bearer " + beta},
+		}
+		if write {
+			callers["a signed-in browser, from another site"] = map[string]string{"Cookie": "atrium_session=" + session, "Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}
+		}
+		for who, h := range callers {
+			st, body := send(rq, h)
+			tried++
+			if who != "a reader" && strings.Contains(body, marker) {
+				bad("%s %s by %s shows a member's content: %d", rq.method, rq.path, who, st)
+			}
+			if who == "a revoked token" && st != http.StatusUnauthorized {
+				bad("%s %s by %s: %d, want 401", rq.method, rq.path, who, st)
+			}
+			if write && st < 400 && !(who == "another workspace admin") {
+				bad("%s %s by %s: %d, want a refusal", rq.method, rq.path, who, st)
+			}
+		}
+	}
+	if diff := cmp.Diff(before, state()); diff != "" {
+		bad("the workspace changed during the sweep (-before +after):\n%s", diff)
+	}
+	report(t, "web-isolation", "routes", len(web.Routes()), "requests", len(requests), "attempts", tried, "not_refused_or_leaked", failed)
+}
