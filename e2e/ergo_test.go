@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,12 +8,10 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -118,27 +115,6 @@ func TestCallWritesAMegabytePageFromAShell(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"results": []`) {
 		t.Errorf("tags=a,b: %d %s %s", code, errOut, out)
 	}
-}
-
-// runAtriumStdin is runAtrium with stdin.
-func runAtriumStdin(t *testing.T, env []string, stdin string, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, args...)
-	cmd.Env = append(cleanEnv(), env...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		code = exit.ExitCode()
-	case err != nil:
-		t.Fatalf("run atrium %v: %v", args, err)
-	}
-	return out.String(), errb.String(), code
 }
 
 // A second process mirroring a folder that a running atrium already mirrors

@@ -188,10 +188,17 @@ func (s *server) cli(t *testing.T, env []string, args ...string) (stdout, stderr
 // runAtrium runs the binary and returns its output and exit code.
 func runAtrium(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runAtriumStdin(t, env, "", args...)
+}
+
+// runAtriumStdin is runAtrium with stdin.
+func runAtriumStdin(t *testing.T, env []string, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Env = append(cleanEnv(), env...)
+	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
