@@ -154,7 +154,22 @@ func (db *DB) openSQLite(ctx context.Context, readConns int) error {
 	db.w.SetMaxIdleConns(1)
 	db.w.SetConnMaxLifetime(0)
 	db.w.SetConnMaxIdleTime(0)
-	if err := db.w.PingContext(ctx); err != nil {
+	// Two processes creating one database at once (a client that spawns
+	// atrium mcp twice) race to switch it to WAL, which SQLite answers with
+	// SQLITE_BUSY at once, without waiting out the busy timeout: try again
+	// for as long as that timeout.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		err = db.w.PingContext(ctx)
+		if err == nil || !strings.Contains(err.Error(), "SQLITE_BUSY") || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("open sqlite %s: %w", p, err)
 	}
 	if db.r, err = sql.Open("sqlite", base+"&_pragma=query_only(1)"); err != nil {
