@@ -1,0 +1,285 @@
+package tasks
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/store"
+)
+
+// ListRequest filters tasks; filters combine.
+type ListRequest struct {
+	Kind     atrium.TaskKind
+	Statuses []atrium.TaskStatus // none: every status but archived
+	Assignee string              // a handle; "me" for the caller; "none" for unassigned
+	Label    string
+	Text     string
+	Cursor   string
+	Limit    int
+}
+
+// ListResult is a page of tasks and the cursor of the next, if any.
+type ListResult struct {
+	Tasks      []atrium.Task
+	NextCursor string
+}
+
+const (
+	defaultLimit = 50
+	maxLimit     = 200
+)
+
+// List lists tasks, newest first.
+func (s *Service) List(ctx context.Context, r ListRequest) (ListResult, error) {
+	return s.list(ctx, r, false)
+}
+
+// Ready lists the tasks someone could start now — open, unassigned, with
+// nothing open blocking them — oldest first.
+func (s *Service) Ready(ctx context.Context, r ListRequest) (ListResult, error) {
+	return s.list(ctx, r, true)
+}
+
+func (s *Service) list(ctx context.Context, r ListRequest, ready bool) (ListResult, error) {
+	a, err := reader(ctx)
+	if err != nil {
+		return ListResult{}, err
+	}
+	f := store.TaskFilter{Workspace: a.Workspace.ID, Kind: r.Kind, Label: strings.TrimSpace(r.Label), Text: strings.TrimSpace(r.Text), Ready: ready}
+	if f.Limit, err = limitOf(r.Limit); err != nil {
+		return ListResult{}, err
+	}
+	if r.Cursor != "" {
+		if f.Before, err = strconv.ParseInt(strings.TrimPrefix(r.Cursor, "n"), 10, 64); err != nil || f.Before <= 0 || !strings.HasPrefix(r.Cursor, "n") {
+			return ListResult{}, atrium.Errorf(atrium.EInvalid, "invalid cursor: pass the next_cursor of the previous answer as it was")
+		}
+	}
+	for _, st := range r.Statuses {
+		if !st.Valid() {
+			return ListResult{}, atrium.Errorf(atrium.EInvalid, "status is open, in_progress, blocked, done or archived, not %q", st)
+		}
+	}
+	f.Statuses = r.Statuses
+	if len(f.Statuses) == 0 && !ready {
+		f.Statuses = []atrium.TaskStatus{atrium.TaskOpen, atrium.TaskInProgress, atrium.TaskBlocked, atrium.TaskDone}
+	}
+	var out ListResult
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		switch h := handle(r.Assignee); h {
+		case "":
+		case "none":
+			f.Unowned = true
+		case "me":
+			f.Assignee = a.Principal.ID
+		default:
+			p, err := tx.PrincipalByHandle(ctx, h)
+			if atrium.ErrorCode(err) == atrium.ENotFound {
+				return atrium.Errorf(atrium.EInvalid, "unknown assignee @%s", h)
+			} else if err != nil {
+				return err
+			}
+			f.Assignee = p.ID
+		}
+		f.Limit++ // one more says whether there is a next page
+		tasks, err := tx.Tasks(ctx, f)
+		if err != nil {
+			return err
+		}
+		if len(tasks) == f.Limit {
+			tasks = tasks[:f.Limit-1]
+			out.NextCursor = "n" + strconv.FormatInt(tasks[len(tasks)-1].Number, 10)
+		}
+		out.Tasks = tasks
+		return nil
+	})
+	if out.Tasks == nil {
+		out.Tasks = []atrium.Task{}
+	}
+	return out, err
+}
+
+func limitOf(n int) (int, error) {
+	switch {
+	case n == 0:
+		return defaultLimit, nil
+	case n < 0 || n > maxLimit:
+		return 0, atrium.Errorf(atrium.EInvalid, "limit is 1 to %d, not %d", maxLimit, n)
+	}
+	return n, nil
+}
+
+// LinkedPage is a spec or plan of a task, with its content.
+type LinkedPage struct {
+	Path     string `json:"path"`
+	Content  string `json:"content"`
+	Revision int64  `json:"revision,omitempty"`
+	Missing  bool   `json:"missing,omitempty"` // no page at that path (yet)
+}
+
+// Context is all an agent needs to work on a task (002's task_get_context).
+type Context struct {
+	Task     atrium.Task
+	Specs    []LinkedPage
+	Plans    []LinkedPage
+	Comments []atrium.TaskComment
+	Waiting  []store.Wait
+}
+
+// maxContextComments bounds the comments in a context: the newest are kept.
+const maxContextComments = 200
+
+// GetContext returns task #n with its linked pages' content and its comments.
+func (s *Service) GetContext(ctx context.Context, n int64) (Context, error) {
+	a, err := reader(ctx)
+	if err != nil {
+		return Context{}, err
+	}
+	var out Context
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		t, err := tx.TaskByNumber(ctx, a.Workspace.ID, n)
+		if err != nil {
+			return err
+		}
+		out.Task = t
+		for _, l := range []struct {
+			paths []string
+			out   *[]LinkedPage
+		}{{t.Specs, &out.Specs}, {t.Plans, &out.Plans}} {
+			*l.out = []LinkedPage{}
+			for _, path := range l.paths {
+				p, err := tx.PageByPath(ctx, a.Workspace.ID, path)
+				switch {
+				case atrium.ErrorCode(err) == atrium.ENotFound:
+					*l.out = append(*l.out, LinkedPage{Path: path, Missing: true})
+				case err != nil:
+					return err
+				default:
+					*l.out = append(*l.out, LinkedPage{Path: p.Path, Content: p.Content, Revision: p.Revision})
+				}
+			}
+		}
+		if out.Comments, err = tx.Comments(ctx, store.CommentFilter{Task: t.ID, Limit: 1 << 30}); err != nil {
+			return err
+		}
+		if len(out.Comments) > maxContextComments {
+			out.Comments = out.Comments[len(out.Comments)-maxContextComments:]
+		}
+		out.Waiting, err = tx.Waits(ctx, t.ID)
+		return err
+	})
+	return out, err
+}
+
+// Inbox is a principal's inbox: unread items first.
+type Inbox struct {
+	Items  []atrium.InboxItem
+	Unread int
+	Acked  int64
+	// AckCursor marks every unread item listed here read when passed back.
+	AckCursor string
+}
+
+// InboxRequest reads the caller's inbox; Ack first marks read the items a
+// previous answer's AckCursor covered, so nothing is shown twice as new.
+type InboxRequest struct {
+	Ack         string
+	IncludeRead bool
+	Limit       int
+}
+
+// ReadInbox returns the caller's inbox.
+func (s *Service) ReadInbox(ctx context.Context, r InboxRequest) (Inbox, error) {
+	a, err := reader(ctx)
+	if err != nil {
+		return Inbox{}, err
+	}
+	limit, err := limitOf(r.Limit)
+	if err != nil {
+		return Inbox{}, err
+	}
+	var upTo int64
+	if r.Ack != "" {
+		if upTo, err = strconv.ParseInt(strings.TrimPrefix(r.Ack, "i"), 10, 64); err != nil || upTo <= 0 || !strings.HasPrefix(r.Ack, "i") {
+			return Inbox{}, atrium.Errorf(atrium.EInvalid, "invalid ack: pass the ack_cursor of a previous answer as it was")
+		}
+	}
+	var out Inbox
+	read := func(tx *store.Tx) error {
+		if upTo > 0 {
+			n, err := tx.AckInbox(ctx, a.Workspace.ID, a.Principal.ID, upTo)
+			if err != nil {
+				return err
+			}
+			out.Acked = n
+		}
+		items, err := tx.Inbox(ctx, a.Workspace.ID, a.Principal.ID, r.IncludeRead, limit)
+		if err != nil {
+			return err
+		}
+		out.Items = items
+		for _, it := range items {
+			if it.ReadAt == nil {
+				out.AckCursor = "i" + strconv.FormatInt(it.ID, 10)
+			}
+		}
+		out.Unread, err = tx.UnreadCount(ctx, a.Workspace.ID, a.Principal.ID)
+		return err
+	}
+	if upTo > 0 {
+		// Acknowledging writes, which a reader may do to their own inbox.
+		err = s.db.Update(ctx, func(tx *store.Tx) error {
+			if err := read(tx); err != nil {
+				return err
+			}
+			if out.Acked == 0 {
+				return nil
+			}
+			return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, EventInboxRead, "@"+a.Principal.Handle, map[string]int64{"acked": out.Acked})
+		})
+	} else {
+		err = s.db.View(ctx, read)
+	}
+	if out.Items == nil {
+		out.Items = []atrium.InboxItem{}
+	}
+	return out, err
+}
+
+// HandoffRules lists the workspace's hand-off rules.
+func (s *Service) HandoffRules(ctx context.Context) ([]atrium.HandoffRule, error) {
+	a, err := reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []atrium.HandoffRule
+	err = s.db.View(ctx, func(tx *store.Tx) (err error) {
+		out, err = tx.HandoffRules(ctx, a.Workspace.ID)
+		return err
+	})
+	return out, err
+}
+
+// SetHandoffRule adds or replaces a hand-off rule; admins only.
+func (s *Service) SetHandoffRule(ctx context.Context, r atrium.HandoffRule) error {
+	a, err := atrium.RequireActor(ctx, atrium.RoleAdmin)
+	if err != nil {
+		return err
+	}
+	r.MatchValue = strings.TrimSpace(r.MatchValue)
+	if r.MatchKind != "phase" && r.MatchKind != "label" || r.MatchValue == "" {
+		return atrium.Errorf(atrium.EInvalid, "a rule matches a phase or a label: phase=NAME or label=NAME")
+	}
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		p, err := member(ctx, tx, a, handle(r.Next))
+		if err != nil {
+			return err
+		}
+		r.NextID = p.ID
+		if err := tx.SetHandoffRule(ctx, a.Workspace.ID, r); err != nil {
+			return err
+		}
+		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, "handoff.set", r.MatchKind+"="+r.MatchValue, r)
+	})
+}
