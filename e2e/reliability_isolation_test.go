@@ -74,6 +74,9 @@ func TestReliabilityIsolation(t *testing.T) {
 		if annID == "" || revID == "" || attPath == "" || trashID == "" {
 			t.Fatalf("seed alpha: thread %v, review %v, attachment %v, trash %q", thread, rv, att, trashID)
 		}
+		// A task with a private word, a question and a comment.
+		mustOK("task_create", map[string]any{"title": privateMarker + " launch", "body": privateMarker + " details", "specs": []string{"Secret.md"}})
+		mustOK("task_ask_question", map[string]any{"issue_number": 1, "target": "rita", "question": privateMarker + " question"})
 		// rex's token worked before it was revoked.
 		rexSession := connectHTTP(t, srv.URL+"/w/alpha/mcp", rex, "")
 		callTool(t, rexSession, "whoami", nil)
@@ -264,6 +267,8 @@ func alphaState(t *testing.T, cs *mcp.ClientSession, annID, revID string) map[st
 		"threads":     get("list_annotations", map[string]any{"doc_path": "Secret.md"}),
 		"review":      get("get_review", map[string]any{"review_id": revID}),
 		"trash":       get("list_trash", map[string]any{}),
+		"task":        get("task_get_context", map[string]any{"issue_number": 1}),
+		"tasks":       get("task_list", map[string]any{"fields": []string{"number", "title", "status", "revision", "updated_at"}}),
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/atrium-hq/atrium/review"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
+	"github.com/atrium-hq/atrium/tasks"
 )
 
 // Every tool's answers — successes and failures — match the output schema
@@ -26,7 +27,7 @@ func TestResultsMatchListedSchemas(t *testing.T) {
 	ids := identitytest.New(t, db)
 	a := identitytest.Agent(t, ids, "contract", "")
 	d := pages.New(db, nil)
-	srv, err := mcpserver.New(mcpserver.Config{Actor: a, Docs: d, Review: review.New(db, d, nil), LocalFiles: t.TempDir()})
+	srv, err := mcpserver.New(mcpserver.Config{Actor: a, Docs: d, Review: review.New(db, d, nil), Tasks: tasks.New(db, nil), LocalFiles: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,6 +103,29 @@ func TestResultsMatchListedSchemas(t *testing.T) {
 		{"delete_page", map[string]any{"path": "Beta.md"}},
 		{"list_trash", map[string]any{"path": "Beta.md", "limit": 1}},
 		{"purge_page", map[string]any{"page_id": "pg_missing"}},
+		{"task_create", map[string]any{"title": "Plan it", "labels": []string{"x"}, "specs": []string{"Alpha.md"}, "plans": []string{"Plans/1.md"}}},
+		{"task_create", map[string]any{"title": "Then this", "blocked_by": []int{1}}},
+		{"task_create", map[string]any{"body": "no title"}},
+		{"task_get_context", map[string]any{"issue_number": 1}},
+		{"task_get_context", map[string]any{"issue_number": 99}},
+		{"task_claim", map[string]any{"issue_number": 1}},
+		{"task_claim", map[string]any{"issue_number": 2}},
+		{"task_update_status", map[string]any{"issue_number": 1, "status": "Reading.", "progress": 10}},
+		{"task_post_comment", map[string]any{"issue_number": 1, "comment": "📍 Status: still reading", "comment_type": "status"}},
+		{"task_post_comment", map[string]any{"issue_number": 1, "comment": "hi @nobody"}},
+		{"task_ask_question", map[string]any{"issue_number": 1, "target": "contract", "question": "Why?"}},
+		{"task_post_answer", map[string]any{"issue_number": 1, "target": "contract", "answer": "Because."}},
+		{"task_signal_blocked", map[string]any{"issue_number": 1, "reason": "Waiting for a spec", "waiting_for": "contract"}},
+		{"task_get_comments", map[string]any{"issue_number": 1, "since": "2020-01-01T00:00:00Z", "from_agent": "contract"}},
+		{"task_get_comments", map[string]any{"issue_number": 1, "since": "yesterday"}},
+		{"task_update", map[string]any{"issue_number": 1, "base_revision": 1, "title": "stale"}},
+		{"task_update", map[string]any{"issue_number": 1, "status": "in_progress", "phase": "PLANS"}},
+		{"task_list", map[string]any{"status": []string{"in_progress"}, "fields": []string{"number", "url", "phase"}}},
+		{"task_list", map[string]any{"fields": []string{"nope"}}},
+		{"task_ready", nil},
+		{"task_inbox", map[string]any{"include_read": true}},
+		{"task_signal_complete", map[string]any{"issue_number": 1, "artifact_path": "Plans/1.md", "summary": "Planned."}},
+		{"task_ready", map[string]any{"fields": []string{"number", "title"}}},
 	}
 	called := map[string]bool{}
 	for _, c := range calls {

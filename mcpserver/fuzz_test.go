@@ -29,6 +29,7 @@ import (
 	"github.com/atrium-hq/atrium/review"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
+	"github.com/atrium-hq/atrium/tasks"
 )
 
 // The fuzz targets feed arbitrary input to the real server over a real store
@@ -57,7 +58,7 @@ func newFuzzEnv(tb testing.TB) *fuzzEnv {
 	ids := identitytest.New(tb, db)
 	a := identitytest.Agent(tb, ids, "fuzzer", "")
 	d := pages.New(db, nil)
-	srv, err := mcpserver.New(mcpserver.Config{Actor: a, Docs: d, Review: review.New(db, d, nil)})
+	srv, err := mcpserver.New(mcpserver.Config{Actor: a, Docs: d, Review: review.New(db, d, nil), Tasks: tasks.New(db, nil)})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -187,5 +188,34 @@ func TestEveryToolRegisters(t *testing.T) {
 		if _, err := in.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true}); err != nil {
 			t.Errorf("%s: input schema does not resolve: %v", tool.Name(), err)
 		}
+	}
+}
+
+// toolBudget is what the names, descriptions and input schemas of every
+// default tool may cost an agent's context, in tokens estimated as bytes/4
+// (no tokenizer is needed to see a trend). Clients read them all into every
+// conversation; the tasks issue set the ceiling at 8,000.
+const toolBudget = 8000
+
+func TestDefaultToolsetsStayCheap(t *testing.T) {
+	srv, err := mcpserver.New(mcpserver.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cs := connectInMemory(t, srv.ForWorkspace(atrium.Workspace{Name: atrium.DefaultWorkspace}))
+	bytes, n := 0, 0
+	for tool, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		schema, _ := json.Marshal(tool.InputSchema)
+		bytes += len(tool.Name) + len(tool.Description) + len(schema)
+		n++
+	}
+	tokens := bytes / 4
+	t.Logf("%d default tools: %d bytes of names, descriptions and input schemas, about %d tokens (budget %d)", n, bytes, tokens, toolBudget)
+	if tokens > toolBudget {
+		t.Fatalf("the default tools cost about %d tokens of every agent's context; the budget is %d: shorten descriptions and schemas", tokens, toolBudget)
 	}
 }

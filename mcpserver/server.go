@@ -22,6 +22,7 @@ import (
 	"github.com/atrium-hq/atrium/metrics"
 	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
+	"github.com/atrium-hq/atrium/tasks"
 )
 
 // Config configures a Server. Nil fields mean defaults.
@@ -41,6 +42,7 @@ type Config struct {
 	// still lists the tools (atrium tools) but cannot call them.
 	Docs   *pages.Service
 	Review *review.Service
+	Tasks  *tasks.Service
 	// LocalFiles is the folder local callers may attach files from (stdio:
 	// the working folder); empty on HTTP, where file_path is refused.
 	LocalFiles string
@@ -543,7 +545,7 @@ func ParseToolsets(v string) []string {
 
 // allToolsets lists every toolset Atrium has, in the order tools are listed.
 func allToolsets(s *Server) []*Toolset {
-	return append([]*Toolset{coreToolset(s), docsToolset(s), reviewToolset(s)}, extraToolsets()...)
+	return append([]*Toolset{coreToolset(s), docsToolset(s), reviewToolset(s), tasksToolset(s)}, extraToolsets()...)
 }
 
 // quiet passes the SDK's records at warn and above only, unless the operator

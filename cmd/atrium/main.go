@@ -28,6 +28,7 @@ import (
 	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
 	"github.com/atrium-hq/atrium/store"
+	"github.com/atrium-hq/atrium/tasks"
 )
 
 func main() {
@@ -178,6 +179,7 @@ type app struct {
 	identity *identity.Service
 	docs     *pages.Service
 	review   *review.Service
+	tasks    *tasks.Service
 	metrics  *metrics.Registry
 	where    mcpserver.StoreInfo // which store, for whoami
 }
@@ -198,6 +200,9 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 	a.where = mcpserver.StoreInfo{Store: storeLabel(db.Engine(), dsn), DataDir: absPath(g.dataDir)}
 	a.docs.TrashRetention = g.trashRetention
 	a.review = review.New(db, a.docs, log) // keeps review anchors in step with page changes
+	a.tasks = tasks.New(db, log)
+	// Where people open the UI, for the url of a task; serve knows its own.
+	a.tasks.BaseURL = strings.TrimSuffix(os.Getenv("ATRIUM_PUBLIC_URL"), "/")
 	if _, err := a.identity.Bootstrap(ctx, false); err != nil {
 		a.close()
 		return nil, err

@@ -77,7 +77,7 @@ func (f *surfaceFlags) config(log *slog.Logger, local bool) mcpserver.Config {
 // supply gives an MCP surface what it needs of the store: the services and,
 // for a local server, its caller.
 func (a *app) supply(cfg *mcpserver.Config, actor *atrium.Actor) {
-	cfg.Actor, cfg.Docs, cfg.Review, cfg.Events = actor, a.docs, a.review, a.events
+	cfg.Actor, cfg.Docs, cfg.Review, cfg.Tasks, cfg.Events = actor, a.docs, a.review, a.tasks, a.events
 	if actor != nil { // a local server: its caller may ask which store it is
 		cfg.Store = &a.where
 	}
@@ -161,6 +161,9 @@ every caller the local admin and is only allowed on a loopback address.`,
 				return err
 			}
 			base := "http://" + displayAddr(srv.Addr().String())
+			if a.tasks.BaseURL == "" {
+				a.tasks.BaseURL = base
+			}
 			a.log.Info("Atrium is serving", "url", base, "mcp", base+"/mcp", "engine", a.db.Engine(), "auth", mode, "toolsets", strings.Join(mcp.ToolsetNames(), ","))
 			if boot.AdminToken != "" {
 				fmt.Fprintf(g.stderr, "\n    First start: created the admin principal %q. Its token, shown only this once:\n\n        %s\n\n    Log in to the web UI:  %s/login?token=%s\n    Use it from an MCP client: Authorization: Bearer <token>, endpoint %s/mcp\n\n",

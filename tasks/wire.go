@@ -1,0 +1,180 @@
+package tasks
+
+import (
+	"time"
+
+	"github.com/atrium-hq/atrium"
+)
+
+// The shapes callers see, for MCP (structured content) and REST alike. The
+// 002 tools keep Farm Code's names: a task is an "issue" in task_get_context,
+// and comments are {id, author, created_at, body} with the marker in body.
+
+// TaskOut is a task as callers see it.
+type TaskOut struct {
+	Number     int64    `json:"number"`
+	Kind       string   `json:"kind"`
+	Title      string   `json:"title"`
+	Body       string   `json:"body"`
+	Status     string   `json:"status"`
+	StatusText string   `json:"status_text"`
+	Progress   int      `json:"progress"`
+	Phase      string   `json:"phase"`
+	Labels     []string `json:"labels"`
+	Assignee   string   `json:"assignee"`
+	Creator    string   `json:"creator"`
+	Specs      []string `json:"specs"`
+	Plans      []string `json:"plans"`
+	BlockedBy  []int64  `json:"blocked_by"`
+	Revision   int64    `json:"revision"`
+	URL        string   `json:"url"`
+	CreatedAt  string   `json:"created_at"`
+	UpdatedAt  string   `json:"updated_at"`
+}
+
+// Output is t as callers see it.
+func (s *Service) Output(t atrium.Task) TaskOut {
+	return TaskOut{Number: t.Number, Kind: string(t.Kind), Title: t.Title, Body: t.Body, Status: string(t.Status), StatusText: t.StatusText,
+		Progress: t.Progress, Phase: t.Phase, Labels: t.Labels, Assignee: t.Assignee, Creator: t.Creator, Specs: t.Specs, Plans: t.Plans,
+		BlockedBy: t.BlockedBy, Revision: t.Revision, URL: s.URL(t.Number), CreatedAt: stamp(t.CreatedAt), UpdatedAt: stamp(t.UpdatedAt)}
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// Row is a task in a list: the columns asked for (all of rowFields by default).
+type Row map[string]any
+
+// RowFields are the columns a list row can have; DefaultRowFields is what it
+// has unless fields says otherwise — compact, as agents read lists whole.
+var (
+	RowFields        = []string{"number", "title", "status", "status_text", "progress", "phase", "labels", "assignee", "creator", "kind", "revision", "url", "updated_at", "created_at"}
+	DefaultRowFields = []string{"number", "title", "status", "assignee", "labels", "progress"}
+)
+
+// Rows are ts with only the named fields (validated by the caller).
+func (s *Service) Rows(ts []atrium.Task, fields []string) []Row {
+	if len(fields) == 0 {
+		fields = DefaultRowFields
+	}
+	out := make([]Row, 0, len(ts))
+	for _, t := range ts {
+		r := make(Row, len(fields))
+		for _, f := range fields {
+			switch f {
+			case "number":
+				r[f] = t.Number
+			case "title":
+				r[f] = t.Title
+			case "status":
+				r[f] = t.Status
+			case "status_text":
+				r[f] = t.StatusText
+			case "progress":
+				r[f] = t.Progress
+			case "phase":
+				r[f] = t.Phase
+			case "labels":
+				r[f] = t.Labels
+			case "assignee":
+				r[f] = t.Assignee
+			case "creator":
+				r[f] = t.Creator
+			case "kind":
+				r[f] = t.Kind
+			case "revision":
+				r[f] = t.Revision
+			case "url":
+				r[f] = s.URL(t.Number)
+			case "updated_at":
+				r[f] = stamp(t.UpdatedAt)
+			case "created_at":
+				r[f] = stamp(t.CreatedAt)
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// CheckFields refuses unknown columns, naming the known ones.
+func CheckFields(fields []string) error {
+	for _, f := range fields {
+		known := false
+		for _, k := range RowFields {
+			known = known || f == k
+		}
+		if !known {
+			return atrium.Errorf(atrium.EInvalid, "unknown field %q; fields are %v", f, RowFields)
+		}
+	}
+	return nil
+}
+
+// CommentOut is a comment as 002's agents read it: body with its marker.
+type CommentOut struct {
+	ID        int64  `json:"id"`
+	Author    string `json:"author"`
+	CreatedAt string `json:"created_at"`
+	Body      string `json:"body"`
+	Type      string `json:"type"`
+}
+
+// Comments are cs as callers see them.
+func Comments(cs []atrium.TaskComment) []CommentOut {
+	out := make([]CommentOut, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, CommentOut{ID: c.ID, Author: c.Author, CreatedAt: stamp(c.CreatedAt), Body: c.Shown(), Type: string(c.Type)})
+	}
+	return out
+}
+
+// IssueOut is the task in task_get_context, under 002's name "issue".
+type IssueOut struct {
+	Number     int64    `json:"number"`
+	Title      string   `json:"title"`
+	Body       string   `json:"body"`
+	Labels     []string `json:"labels"`
+	Phase      string   `json:"phase"`
+	Status     string   `json:"status"`
+	StatusText string   `json:"status_text"`
+	Progress   int      `json:"progress"`
+	Assignee   string   `json:"assignee"`
+	Creator    string   `json:"creator"`
+	BlockedBy  []int64  `json:"blocked_by"`
+	Revision   int64    `json:"revision"`
+	URL        string   `json:"url"`
+}
+
+// ContextOut is task_get_context's answer.
+type ContextOut struct {
+	Issue      IssueOut     `json:"issue"`
+	Specs      []LinkedPage `json:"specs"`
+	Plans      []LinkedPage `json:"plans"`
+	Comments   []CommentOut `json:"comments"`
+	WaitingFor []string     `json:"waiting_for"`
+}
+
+// ContextOutput is c as callers see it.
+func (s *Service) ContextOutput(c Context) ContextOut {
+	t := c.Task
+	out := ContextOut{Issue: IssueOut{Number: t.Number, Title: t.Title, Body: t.Body, Labels: t.Labels, Phase: t.Phase, Status: string(t.Status),
+		StatusText: t.StatusText, Progress: t.Progress, Assignee: t.Assignee, Creator: t.Creator, BlockedBy: t.BlockedBy, Revision: t.Revision, URL: s.URL(t.Number)},
+		Specs: c.Specs, Plans: c.Plans, Comments: Comments(c.Comments), WaitingFor: []string{}}
+	for _, w := range c.Waiting {
+		out.WaitingFor = append(out.WaitingFor, w.Handle)
+	}
+	return out
+}
+
+// InboxOut is task_inbox's answer.
+type InboxOut struct {
+	Items     []atrium.InboxItem `json:"items"`
+	Unread    int                `json:"unread"`
+	Acked     int64              `json:"acked,omitempty"`
+	AckCursor string             `json:"ack_cursor,omitempty"`
+}
+
+// Output is in as callers see it.
+func (in Inbox) Output() InboxOut {
+	return InboxOut{Items: in.Items, Unread: in.Unread, Acked: in.Acked, AckCursor: in.AckCursor}
+}
