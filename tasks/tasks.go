@@ -502,3 +502,26 @@ func member(ctx context.Context, tx *store.Tx, a *atrium.Actor, h string) (atriu
 	}
 	return p, err
 }
+
+// uiURLKey is where a serving Atrium records the address people open it at,
+// so that local agents (atrium mcp on the same store) link to the same UI.
+const uiURLKey = "ui_url"
+
+// Announce sets BaseURL and records it for other processes on the store.
+func (s *Service) Announce(ctx context.Context, url string) error {
+	s.BaseURL = strings.TrimSuffix(url, "/")
+	return s.db.Update(ctx, func(tx *store.Tx) error { return tx.SetMeta(ctx, uiURLKey, s.BaseURL) })
+}
+
+// LoadBaseURL sets BaseURL, unless it is set, to what a serving Atrium
+// announced on this store, if any.
+func (s *Service) LoadBaseURL(ctx context.Context) error {
+	if s.BaseURL != "" {
+		return nil
+	}
+	return s.db.Read(ctx, func(tx *store.Tx) error {
+		url, _, err := tx.Meta(ctx, uiURLKey)
+		s.BaseURL = url
+		return err
+	})
+}

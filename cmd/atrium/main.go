@@ -207,6 +207,9 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 		a.close()
 		return nil, err
 	}
+	if err := a.tasks.LoadBaseURL(ctx); err != nil {
+		a.log.Warn("read the UI's address", "err", err)
+	}
 	if _, err := a.docs.EnsureIndex(ctx); err != nil {
 		a.close()
 		return nil, fmt.Errorf("rebuild search index: %w", err)

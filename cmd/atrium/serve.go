@@ -164,6 +164,9 @@ every caller the local admin and is only allowed on a loopback address.`,
 			if a.tasks.BaseURL == "" {
 				a.tasks.BaseURL = base
 			}
+			if err := a.tasks.Announce(ctx, a.tasks.BaseURL); err != nil {
+				a.log.Warn("record the UI's address for local agents", "err", err)
+			}
 			a.log.Info("Atrium is serving", "url", base, "mcp", base+"/mcp", "engine", a.db.Engine(), "auth", mode, "toolsets", strings.Join(mcp.ToolsetNames(), ","))
 			if boot.AdminToken != "" {
 				fmt.Fprintf(g.stderr, "\n    First start: created the admin principal %q. Its token, shown only this once:\n\n        %s\n\n    Log in to the web UI:  %s/login?token=%s\n    Use it from an MCP client: Authorization: Bearer <token>, endpoint %s/mcp\n\n",
