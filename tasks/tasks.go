@@ -61,6 +61,8 @@ type Service struct {
 	// BaseURL is where people open Atrium's UI (http://host:port); a task's
 	// url is its page there. Empty: urls are paths.
 	BaseURL string
+	// Pages keeps the desks' drafts and plans; without it they are unavailable.
+	Pages *pages.Service
 }
 
 // New returns the tasks service.

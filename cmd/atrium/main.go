@@ -201,6 +201,7 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 	a.docs.TrashRetention = g.trashRetention
 	a.review = review.New(db, a.docs, log) // keeps review anchors in step with page changes
 	a.tasks = tasks.New(db, log)
+	a.tasks.Pages = a.docs
 	// Where people open the UI, for the url of a task; serve knows its own.
 	a.tasks.BaseURL = strings.TrimSuffix(os.Getenv("ATRIUM_PUBLIC_URL"), "/")
 	if _, err := a.identity.Bootstrap(ctx, false); err != nil {

@@ -1,0 +1,313 @@
+package tasks
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/pages"
+	"github.com/atrium-hq/atrium/store"
+)
+
+// A desk is one principal's console (001): todos — tasks of kind todo
+// assigned to them, so they show on the board too —, a draft and a plan —
+// pages at a fixed path, so people review a plan with threads and history
+// comes free —, and a progress log of dated items, archived a day at a time.
+
+// Desk event kinds; the subject is the desk's owner, @handle.
+const (
+	EventProgress = "desk.progress"
+	EventArchived = "desk.archived"
+)
+
+// DeskPage is the path of a desk's draft or plan page.
+func DeskPage(handle, which string) string {
+	return fmt.Sprintf("Desks/%s/%s.md", handle, which)
+}
+
+// maxFile bounds one todo file.
+const maxFile = 10 << 20
+
+// TodoID is how 001's tools name a todo: todo_<number>.
+func TodoID(n int64) string { return "todo_" + strconv.FormatInt(n, 10) }
+
+// ParseTodoID reads a todo's id: todo_7, #7 or 7.
+func ParseTodoID(id string) (int64, error) {
+	s := strings.TrimSpace(id)
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "todo_"), "#")
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, atrium.Errorf(atrium.EInvalid, "todo id is like todo_7 (from create_todo or get_desk), not %q", id)
+	}
+	return n, nil
+}
+
+// todoStatus maps 001's words onto task statuses.
+func todoStatus(s string) (atrium.TaskStatus, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "open", "todo", "pending", "not_started":
+		return atrium.TaskOpen, nil
+	case "in_progress", "in-progress", "doing", "active", "started":
+		return atrium.TaskInProgress, nil
+	case "blocked":
+		return atrium.TaskBlocked, nil
+	case "done", "completed", "complete", "finished":
+		return atrium.TaskDone, nil
+	case "archived":
+		return atrium.TaskArchived, nil
+	}
+	return "", atrium.Errorf(atrium.EInvalid, "status is open, in_progress, blocked or done, not %q", s)
+}
+
+// TodoFile is a file to attach to a todo.
+type TodoFile struct {
+	Name     string
+	MIMEType string
+	Data     []byte
+}
+
+// CreateTodo puts a todo on the caller's desk, with files if given.
+func (s *Service) CreateTodo(ctx context.Context, title, description string, files []TodoFile) (atrium.Task, error) {
+	a, err := writer(ctx)
+	if err != nil {
+		return atrium.Task{}, err
+	}
+	t, err := s.Create(ctx, CreateRequest{Kind: atrium.KindTodo, Fields: Fields{Title: &title, Body: &description, Assignee: &a.Principal.Handle}})
+	if err != nil {
+		return t, err
+	}
+	for _, f := range files {
+		if _, err := s.AddTodoFile(ctx, TodoID(t.Number), f); err != nil {
+			return t, err
+		}
+	}
+	return t, nil
+}
+
+// UpdateTodo changes a todo's progress, status and status text (001's statusDesc).
+func (s *Service) UpdateTodo(ctx context.Context, id string, progress *int, status, statusDesc *string) (atrium.Task, error) {
+	n, err := ParseTodoID(id)
+	if err != nil {
+		return atrium.Task{}, err
+	}
+	f := Fields{Progress: progress, StatusText: statusDesc}
+	if status != nil {
+		st, err := todoStatus(*status)
+		if err != nil {
+			return atrium.Task{}, err
+		}
+		f.Status = &st
+	}
+	return s.Update(ctx, UpdateRequest{Number: n, Fields: f})
+}
+
+// ArchiveTodo moves a todo to the archive.
+func (s *Service) ArchiveTodo(ctx context.Context, id string) (atrium.Task, error) {
+	n, err := ParseTodoID(id)
+	if err != nil {
+		return atrium.Task{}, err
+	}
+	st := atrium.TaskArchived
+	return s.Update(ctx, UpdateRequest{Number: n, Fields: Fields{Status: &st}})
+}
+
+// AddTodoFile attaches a file to a todo.
+func (s *Service) AddTodoFile(ctx context.Context, id string, f TodoFile) (store.TaskFile, error) {
+	a, err := writer(ctx)
+	if err != nil {
+		return store.TaskFile{}, err
+	}
+	n, err := ParseTodoID(id)
+	if err != nil {
+		return store.TaskFile{}, err
+	}
+	name := strings.TrimSpace(f.Name)
+	switch {
+	case name == "" || len(name) > 255 || strings.ContainsAny(name, "/\\\x00\r\n"):
+		return store.TaskFile{}, atrium.Errorf(atrium.EInvalid, "file name is required: a plain name without slashes, at most 255 bytes")
+	case len(f.Data) > maxFile:
+		return store.TaskFile{}, atrium.Errorf(atrium.ETooLarge, "file is %d bytes; at most %d", len(f.Data), maxFile)
+	}
+	mime := f.MIMEType
+	if mime == "" {
+		mime = http.DetectContentType(f.Data)
+	}
+	sum := sha256.Sum256(f.Data)
+	file := store.TaskFile{Name: name, MIMEType: mime, Size: int64(len(f.Data)), SHA256: hex.EncodeToString(sum[:])}
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		t, err := tx.TaskByNumber(ctx, a.Workspace.ID, n)
+		if err != nil {
+			return err
+		}
+		if err := tx.AddTaskFile(ctx, a.Workspace.ID, t.ID, a.Principal.ID, &file, f.Data); err != nil {
+			return err
+		}
+		return emit(ctx, tx, a, EventUpdated, t, Event{})
+	})
+	return file, err
+}
+
+// RemoveTodoFile detaches a file from a todo.
+func (s *Service) RemoveTodoFile(ctx context.Context, id, fileID string) error {
+	a, err := writer(ctx)
+	if err != nil {
+		return err
+	}
+	n, err := ParseTodoID(id)
+	if err != nil {
+		return err
+	}
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		t, err := tx.TaskByNumber(ctx, a.Workspace.ID, n)
+		if err != nil {
+			return err
+		}
+		if err := tx.RemoveTaskFile(ctx, t.ID, strings.TrimSpace(fileID)); err != nil {
+			return err
+		}
+		return emit(ctx, tx, a, EventUpdated, t, Event{})
+	})
+}
+
+// TodoFiles lists a todo's files.
+func (s *Service) TodoFiles(ctx context.Context, n int64) ([]store.TaskFile, error) {
+	a, err := reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.TaskFile
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		t, err := tx.TaskByNumber(ctx, a.Workspace.ID, n)
+		if err != nil {
+			return err
+		}
+		out, err = tx.TaskFiles(ctx, t.ID)
+		return err
+	})
+	return out, err
+}
+
+// UpdateDeskPage saves the caller's draft or plan. The page keeps every
+// revision, so a save never loses what was there (read its history).
+func (s *Service) UpdateDeskPage(ctx context.Context, which, content string) (atrium.Page, error) {
+	a, err := writer(ctx)
+	if err != nil {
+		return atrium.Page{}, err
+	}
+	if s.Pages == nil {
+		return atrium.Page{}, atrium.Errorf(atrium.EUnavailable, "this server has no pages service for desks")
+	}
+	res, err := s.Pages.WritePage(ctx, pages.WriteRequest{Path: DeskPage(a.Principal.Handle, which), Content: content, Overwrite: true})
+	return res.Page, err
+}
+
+// AddProgress logs an item of finished work on the caller's desk; at is
+// when it was done (now when zero).
+func (s *Service) AddProgress(ctx context.Context, description string, at time.Time) (store.ProgressItem, error) {
+	a, err := writer(ctx)
+	if err != nil {
+		return store.ProgressItem{}, err
+	}
+	description = strings.TrimSpace(description)
+	switch {
+	case description == "":
+		return store.ProgressItem{}, atrium.Errorf(atrium.EInvalid, "description is required: what was done")
+	case len(description) > 4000:
+		return store.ProgressItem{}, atrium.Errorf(atrium.EInvalid, "description is %d bytes; at most 4000", len(description))
+	}
+	it := store.ProgressItem{Description: description, DoneAt: at}
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		if err := tx.AddProgress(ctx, a.Workspace.ID, a.Principal.ID, &it); err != nil {
+			return err
+		}
+		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, EventProgress, "@"+a.Principal.Handle, map[string]any{"id": it.ID})
+	})
+	return it, err
+}
+
+// ArchiveProgress closes the caller's day: its progress items are archived.
+func (s *Service) ArchiveProgress(ctx context.Context) (int64, error) {
+	a, err := writer(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	err = s.db.Update(ctx, func(tx *store.Tx) (err error) {
+		if n, err = tx.ArchiveProgress(ctx, a.Workspace.ID, a.Principal.ID); err != nil || n == 0 {
+			return err
+		}
+		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, EventArchived, "@"+a.Principal.Handle, map[string]any{"archived": n})
+	})
+	return n, err
+}
+
+// Desk is one principal's console in one answer.
+type Desk struct {
+	Handle   string
+	Todos    []atrium.Task
+	Files    map[int64][]store.TaskFile // by task number
+	Plan     *atrium.Page
+	Draft    *atrium.Page
+	Progress []store.ProgressItem
+}
+
+// maxDeskTodos bounds the todos a desk shows: the open ones come first.
+const maxDeskTodos = 100
+
+// GetDesk returns the desk of handle ("" for the caller's): open todos with
+// their files, plan, draft and the progress not yet archived.
+func (s *Service) GetDesk(ctx context.Context, handle string) (Desk, error) {
+	a, err := reader(ctx)
+	if err != nil {
+		return Desk{}, err
+	}
+	out := Desk{Files: map[int64][]store.TaskFile{}}
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		owner := a.Principal
+		if h := strings.TrimPrefix(strings.TrimSpace(handle), "@"); h != "" && h != owner.Handle {
+			p, err := member(ctx, tx, a, h)
+			if err != nil {
+				return atrium.Errorf(atrium.ENotFound, "no desk for @%s in workspace %s", h, a.Workspace.Name)
+			}
+			owner = p
+		}
+		out.Handle = owner.Handle
+		todos, err := tx.Tasks(ctx, store.TaskFilter{Workspace: a.Workspace.ID, Kind: atrium.KindTodo, Assignee: owner.ID,
+			Statuses: []atrium.TaskStatus{atrium.TaskOpen, atrium.TaskInProgress, atrium.TaskBlocked, atrium.TaskDone}, Limit: maxDeskTodos})
+		if err != nil {
+			return err
+		}
+		out.Todos = todos
+		for _, t := range todos {
+			fs, err := tx.TaskFiles(ctx, t.ID)
+			if err != nil {
+				return err
+			}
+			if len(fs) > 0 {
+				out.Files[t.Number] = fs
+			}
+		}
+		for _, d := range []struct {
+			which string
+			out   **atrium.Page
+		}{{"Plan", &out.Plan}, {"Draft", &out.Draft}} {
+			p, err := tx.PageByPath(ctx, a.Workspace.ID, DeskPage(owner.Handle, d.which))
+			switch {
+			case atrium.ErrorCode(err) == atrium.ENotFound:
+			case err != nil:
+				return err
+			default:
+				*d.out = &p
+			}
+		}
+		out.Progress, err = tx.Progress(ctx, a.Workspace.ID, owner.ID, 500)
+		return err
+	})
+	return out, err
+}
