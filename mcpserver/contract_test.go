@@ -15,7 +15,6 @@ import (
 	"github.com/atrium-hq/atrium/review"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
-	"github.com/atrium-hq/atrium/tasks"
 )
 
 // Every tool's answers — successes and failures — match the output schema
@@ -27,7 +26,7 @@ func TestResultsMatchListedSchemas(t *testing.T) {
 	ids := identitytest.New(t, db)
 	a := identitytest.Agent(t, ids, "contract", "")
 	d := pages.New(db, nil)
-	srv, err := mcpserver.New(mcpserver.Config{Actor: a, Docs: d, Review: review.New(db, d, nil), Tasks: tasks.New(db, nil), LocalFiles: t.TempDir()})
+	srv, err := mcpserver.New(mcpserver.Config{Actor: a, Docs: d, Review: review.New(db, d, nil), Tasks: newTasks(db, d), LocalFiles: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,6 +125,21 @@ func TestResultsMatchListedSchemas(t *testing.T) {
 		{"task_inbox", map[string]any{"include_read": true}},
 		{"task_signal_complete", map[string]any{"issue_number": 1, "artifact_path": "Plans/1.md", "summary": "Planned."}},
 		{"task_ready", map[string]any{"fields": []string{"number", "title"}}},
+		{"create_todo", map[string]any{"title": "Test Task", "description": "x", "files": []map[string]any{{"name": "a.txt", "content": "hello"}}}},
+		{"create_todo", map[string]any{"title": ""}},
+		{"update_todo", map[string]any{"id": "todo_3", "progress": 75, "statusDesc": "Implemented API endpoints"}},
+		{"update_todo", map[string]any{"id": "todo_x"}},
+		{"add_todo_file", map[string]any{"id": "todo_3", "file": map[string]any{"name": "b.bin", "content_base64": "AAE="}}},
+		{"add_todo_file", map[string]any{"id": "todo_3", "file": map[string]any{"name": "b.bin", "content_base64": "%%"}}},
+		{"remove_todo_file", map[string]any{"id": "todo_3", "fileId": "file_missing"}},
+		{"update_draft", map[string]any{"content": "Dear team,"}},
+		{"update_plan", map[string]any{"content": "# Plan\n\n1. API\n"}},
+		{"add_progress_item", map[string]any{"description": "Wrote the API", "timestamp": "2026-02-03T10:00:00Z"}},
+		{"add_progress_item", map[string]any{"description": "x", "timestamp": "today"}},
+		{"get_desk", nil},
+		{"get_desk", map[string]any{"handle": "ghost"}},
+		{"archive_progress", nil},
+		{"archive_todo", map[string]any{"id": "todo_3"}},
 	}
 	called := map[string]bool{}
 	for _, c := range calls {

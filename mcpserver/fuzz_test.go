@@ -29,7 +29,6 @@ import (
 	"github.com/atrium-hq/atrium/review"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
-	"github.com/atrium-hq/atrium/tasks"
 )
 
 // The fuzz targets feed arbitrary input to the real server over a real store
@@ -58,7 +57,7 @@ func newFuzzEnv(tb testing.TB) *fuzzEnv {
 	ids := identitytest.New(tb, db)
 	a := identitytest.Agent(tb, ids, "fuzzer", "")
 	d := pages.New(db, nil)
-	srv, err := mcpserver.New(mcpserver.Config{Actor: a, Docs: d, Review: review.New(db, d, nil), Tasks: tasks.New(db, nil)})
+	srv, err := mcpserver.New(mcpserver.Config{Actor: a, Docs: d, Review: review.New(db, d, nil), Tasks: newTasks(db, d)})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -8,8 +8,10 @@ import (
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/identity/identitytest"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
+	"github.com/atrium-hq/atrium/tasks"
 )
 
 // mustActor is a local agent in the default workspace of a fresh SQLite store.
@@ -36,4 +38,11 @@ func connectInMemory(tb testing.TB, server *mcp.Server) *mcp.ClientSession {
 		ss.Wait()
 	})
 	return cs
+}
+
+// newTasks is the tasks service with desks kept in d.
+func newTasks(db *store.DB, d *pages.Service) *tasks.Service {
+	t := tasks.New(db, nil)
+	t.Pages = d
+	return t
 }

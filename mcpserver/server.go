@@ -545,7 +545,7 @@ func ParseToolsets(v string) []string {
 
 // allToolsets lists every toolset Atrium has, in the order tools are listed.
 func allToolsets(s *Server) []*Toolset {
-	return append([]*Toolset{coreToolset(s), docsToolset(s), reviewToolset(s), tasksToolset(s)}, extraToolsets()...)
+	return append([]*Toolset{coreToolset(s), docsToolset(s), reviewToolset(s), tasksToolset(s), consoleToolset(s)}, extraToolsets()...)
 }
 
 // quiet passes the SDK's records at warn and above only, unless the operator

@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/tasks"
 )
 
 // watch turns store events into resource notifications: a change made through
@@ -36,18 +37,32 @@ func (s *Server) watch(events <-chan atrium.Event) {
 // resourceURIs are the resources an event changed: for a page, its URI as
 // written and percent-escaped (clients subscribe with either); a move changes
 // the old and the new.
-func resourceURIs(ev atrium.Event) []string {
+func resourceURIs(ev atrium.Event) (out []string) {
 	var p struct {
 		Path    string `json:"path"`
 		DocPath string `json:"doc_path"`
 		From    string `json:"from"`
+		Number  int64  `json:"number"`
+		Kind    string `json:"kind"`
 	}
 	if json.Unmarshal(ev.Payload, &p) != nil {
 		return nil
 	}
 	var prefixes []string
 	switch {
+	case strings.HasPrefix(ev.Kind, "task.") && p.Kind == "todo":
+		return []string{TodosURI, TodoURIPrefix + tasks.TodoID(p.Number)}
+	case strings.HasPrefix(ev.Kind, "desk."):
+		return []string{ProgressURI}
 	case strings.HasPrefix(ev.Kind, "page."):
+		// A desk's plan or draft is also its resource.
+		var desk []string
+		for _, path := range []string{p.Path, p.From} {
+			if d, ok := deskURI(path); ok {
+				desk = append(desk, d)
+			}
+		}
+		defer func() { out = append(out, desk...) }()
 		// The page, and its threads: their anchors follow it.
 		prefixes = []string{PageURIPrefix, AnnotationsURIPrefix}
 	case strings.HasPrefix(ev.Kind, "annotation."), strings.HasPrefix(ev.Kind, "review."):
@@ -57,7 +72,6 @@ func resourceURIs(ev atrium.Event) []string {
 	default:
 		return nil
 	}
-	var out []string
 	for _, path := range []string{p.Path, p.From} {
 		if path == "" {
 			continue
@@ -71,6 +85,21 @@ func resourceURIs(ev atrium.Event) []string {
 		}
 	}
 	return out
+}
+
+// deskURI is the resource a desk page is, if path is one.
+func deskURI(path string) (string, bool) {
+	parts := strings.Split(path, "/")
+	if len(parts) != 3 || parts[0] != "Desks" {
+		return "", false
+	}
+	switch parts[2] {
+	case "Plan.md":
+		return PlanURI, true
+	case "Draft.md":
+		return DraftURI, true
+	}
+	return "", false
 }
 
 // escapePath percent-escapes each segment of a page path for a URI.

@@ -1,0 +1,402 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/store"
+	"github.com/atrium-hq/atrium/tasks"
+)
+
+// ConsoleToolset is each agent's desk (001's tools and resources).
+const ConsoleToolset = "console"
+
+// Console resource URIs (001's summ:// resources under atrium://).
+const (
+	TodosURI       = "atrium://todos"
+	TodoURIPrefix  = "atrium://todos/"
+	DraftURI       = "atrium://draft"
+	PlanURI        = "atrium://plan"
+	ProgressURI    = "atrium://progress"
+	deskMIMEType   = "application/json"
+	markdownMIME   = "text/markdown"
+	consoleSummary = "Your desk: todos, a draft, a plan and a progress log."
+)
+
+func consoleToolset(s *Server) *Toolset {
+	r := &tasksRef{s}
+	return &Toolset{
+		Name:        ConsoleToolset,
+		Description: consoleSummary,
+		Default:     true,
+		Tools: []*Tool{
+			getDeskTool(r), createTodoTool(r), updateTodoTool(r), archiveTodoTool(r), addTodoFileTool(r), removeTodoFileTool(r),
+			updateDeskPageTool(r, "update_draft", "Update draft", "Draft"), updateDeskPageTool(r, "update_plan", "Update plan", "Plan"),
+			addProgressItemTool(r), archiveProgressTool(r),
+		},
+		Resources: []Resource{
+			deskResource(r, TodosURI, "todos", "Todos", "Your open todos.", deskMIMEType, func(d tasks.Desk) (string, error) { return jsonText(deskOut(d).Todos) }),
+			deskResource(r, DraftURI, "draft", "Draft", "Your draft (Markdown).", markdownMIME, func(d tasks.Desk) (string, error) { return deskPageText(d.Draft), nil }),
+			deskResource(r, PlanURI, "plan", "Plan", "Your work plan (Markdown).", markdownMIME, func(d tasks.Desk) (string, error) { return deskPageText(d.Plan), nil }),
+			deskResource(r, ProgressURI, "progress", "Progress", "Today's progress items.", deskMIMEType, func(d tasks.Desk) (string, error) { return jsonText(deskOut(d).Progress) }),
+		},
+		Templates: []ResourceTemplate{todoResource(r)},
+	}
+}
+
+// TodoOut is a todo as 001's agents read it.
+type TodoOut struct {
+	ID         string           `json:"id"`
+	Number     int64            `json:"number"`
+	Title      string           `json:"title"`
+	Desc       string           `json:"description"`
+	Status     string           `json:"status"`
+	StatusDesc string           `json:"statusDesc"`
+	Progress   int              `json:"progress"`
+	Files      []store.TaskFile `json:"files"`
+	URL        string           `json:"url"`
+}
+
+// DeskPageOut is a desk's draft or plan.
+type DeskPageOut struct {
+	Path     string `json:"path"`
+	Content  string `json:"content"`
+	Revision int64  `json:"revision"`
+}
+
+// DeskOut is get_desk's answer.
+type DeskOut struct {
+	Handle   string               `json:"handle"`
+	Todos    []TodoOut            `json:"todos"`
+	Plan     *DeskPageOut         `json:"plan"`
+	Draft    *DeskPageOut         `json:"draft"`
+	Progress []store.ProgressItem `json:"progress"`
+}
+
+func deskOut(d tasks.Desk) DeskOut {
+	out := DeskOut{Handle: d.Handle, Todos: []TodoOut{}, Progress: d.Progress}
+	for _, t := range d.Todos {
+		out.Todos = append(out.Todos, todoOut(t, d.Files[t.Number]))
+	}
+	if out.Progress == nil {
+		out.Progress = []store.ProgressItem{}
+	}
+	for _, p := range []struct {
+		in  *atrium.Page
+		out **DeskPageOut
+	}{{d.Plan, &out.Plan}, {d.Draft, &out.Draft}} {
+		if p.in != nil {
+			*p.out = &DeskPageOut{Path: p.in.Path, Content: p.in.Content, Revision: p.in.Revision}
+		}
+	}
+	return out
+}
+
+func todoOut(t atrium.Task, files []store.TaskFile) TodoOut {
+	if files == nil {
+		files = []store.TaskFile{}
+	}
+	return TodoOut{ID: tasks.TodoID(t.Number), Number: t.Number, Title: t.Title, Desc: t.Body, Status: string(t.Status),
+		StatusDesc: t.StatusText, Progress: t.Progress, Files: files}
+}
+
+func jsonText(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+func deskPageText(p *atrium.Page) string {
+	if p == nil {
+		return ""
+	}
+	return p.Content
+}
+
+// DeskInput names a desk.
+type DeskInput struct {
+	Handle string `json:"handle,omitempty" jsonschema:"whose desk; default yours"`
+}
+
+func getDeskTool(r *tasksRef) *Tool {
+	return newTool(&mcp.Tool{
+		Name: "get_desk", Title: "Get desk",
+		Description: "Your todos, plan, draft and today's progress in one answer.",
+		Annotations: readOnly("Get desk"),
+	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in DeskInput) (DeskOut, error) {
+		d, err := r.get().GetDesk(ctx, in.Handle)
+		if err != nil {
+			return DeskOut{}, err
+		}
+		out := deskOut(d)
+		for i := range out.Todos {
+			out.Todos[i].URL = r.get().URL(out.Todos[i].Number)
+		}
+		return out, nil
+	})
+}
+
+// FileInput is a file to attach: text in content, or bytes in content_base64.
+type FileInput struct {
+	Name          string `json:"name"`
+	Content       string `json:"content,omitempty"`
+	ContentBase64 string `json:"content_base64,omitempty"`
+	MIMEType      string `json:"mime_type,omitempty"`
+}
+
+func (f FileInput) file() (tasks.TodoFile, error) {
+	data := []byte(f.Content)
+	if f.ContentBase64 != "" {
+		if f.Content != "" {
+			return tasks.TodoFile{}, atrium.Errorf(atrium.EInvalid, "give content or content_base64, not both")
+		}
+		b, err := base64.StdEncoding.DecodeString(f.ContentBase64)
+		if err != nil {
+			return tasks.TodoFile{}, atrium.Errorf(atrium.EInvalid, "content_base64 is not valid base64")
+		}
+		data = b
+	}
+	return tasks.TodoFile{Name: f.Name, MIMEType: f.MIMEType, Data: data}, nil
+}
+
+// TodoOutput is one todo.
+type TodoOutput struct {
+	Todo TodoOut `json:"todo"`
+}
+
+func (r *tasksRef) todo(ctx context.Context, t atrium.Task, err error) (TodoOutput, error) {
+	if err != nil {
+		return TodoOutput{}, err
+	}
+	files, err := r.get().TodoFiles(ctx, t.Number)
+	if err != nil {
+		return TodoOutput{}, err
+	}
+	out := todoOut(t, files)
+	out.URL = r.get().URL(t.Number)
+	return TodoOutput{Todo: out}, nil
+}
+
+// CreateTodoInput creates a todo.
+type CreateTodoInput struct {
+	Title       string      `json:"title"`
+	Description string      `json:"description,omitempty"`
+	Files       []FileInput `json:"files,omitempty"`
+}
+
+func createTodoTool(r *tasksRef) *Tool {
+	return newTool(&mcp.Tool{
+		Name: "create_todo", Title: "Create todo",
+		Description: "Adds a todo to your desk (it is also a task on the board).",
+		Annotations: writes("Create todo", false, false),
+	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in CreateTodoInput) (TodoOutput, error) {
+		var files []tasks.TodoFile
+		for _, f := range in.Files {
+			tf, err := f.file()
+			if err != nil {
+				return TodoOutput{}, err
+			}
+			files = append(files, tf)
+		}
+		t, err := r.get().CreateTodo(ctx, in.Title, in.Description, files)
+		return r.todo(ctx, t, err)
+	})
+}
+
+// UpdateTodoInput changes a todo.
+type UpdateTodoInput struct {
+	ID         string  `json:"id" jsonschema:"todo_N"`
+	Progress   *int    `json:"progress,omitempty" jsonschema:"0-100"`
+	Status     *string `json:"status,omitempty" jsonschema:"open, in_progress, blocked, done"`
+	StatusDesc *string `json:"statusDesc,omitempty"`
+}
+
+func updateTodoTool(r *tasksRef) *Tool {
+	return newTool(&mcp.Tool{
+		Name: "update_todo", Title: "Update todo",
+		Description: "Updates a todo's progress, status and status description.",
+		Annotations: writes("Update todo", true, false),
+	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in UpdateTodoInput) (TodoOutput, error) {
+		t, err := r.get().UpdateTodo(ctx, in.ID, in.Progress, in.Status, in.StatusDesc)
+		return r.todo(ctx, t, err)
+	})
+}
+
+// TodoIDInput names a todo.
+type TodoIDInput struct {
+	ID string `json:"id" jsonschema:"todo_N"`
+}
+
+func archiveTodoTool(r *tasksRef) *Tool {
+	return newTool(&mcp.Tool{
+		Name: "archive_todo", Title: "Archive todo",
+		Description: "Moves a todo to the archive.",
+		Annotations: writes("Archive todo", true, false),
+	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in TodoIDInput) (TodoOutput, error) {
+		t, err := r.get().ArchiveTodo(ctx, in.ID)
+		return r.todo(ctx, t, err)
+	})
+}
+
+// AddTodoFileInput attaches a file.
+type AddTodoFileInput struct {
+	ID   string    `json:"id"`
+	File FileInput `json:"file"`
+}
+
+// FileOutput is an attached file.
+type FileOutput struct {
+	File store.TaskFile `json:"file"`
+}
+
+func addTodoFileTool(r *tasksRef) *Tool {
+	return newTool(&mcp.Tool{
+		Name: "add_todo_file", Title: "Add todo file",
+		Description: "Attaches a file to a todo.",
+		Annotations: writes("Add todo file", false, false),
+	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in AddTodoFileInput) (FileOutput, error) {
+		f, err := in.File.file()
+		if err != nil {
+			return FileOutput{}, err
+		}
+		out, err := r.get().AddTodoFile(ctx, in.ID, f)
+		return FileOutput{File: out}, err
+	})
+}
+
+// RemoveTodoFileInput detaches a file.
+type RemoveTodoFileInput struct {
+	ID     string `json:"id"`
+	FileID string `json:"fileId"`
+}
+
+// RemovedOut says what was removed.
+type RemovedOut struct {
+	Removed string `json:"removed"`
+}
+
+func removeTodoFileTool(r *tasksRef) *Tool {
+	return newTool(&mcp.Tool{
+		Name: "remove_todo_file", Title: "Remove todo file",
+		Description: "Removes a file from a todo.",
+		Annotations: writes("Remove todo file", true, true),
+	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in RemoveTodoFileInput) (RemovedOut, error) {
+		return RemovedOut{Removed: in.FileID}, r.get().RemoveTodoFile(ctx, in.ID, in.FileID)
+	})
+}
+
+// ContentInput is a desk page's new content.
+type ContentInput struct {
+	Content string `json:"content" jsonschema:"Markdown"`
+}
+
+func updateDeskPageTool(r *tasksRef, name, title, which string) *Tool {
+	return newTool(&mcp.Tool{
+		Name: name, Title: title,
+		Description: "Saves your " + strings.ToLower(which) + " (a page with history).",
+		Annotations: writes(title, true, false),
+	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in ContentInput) (DeskPageOut, error) {
+		p, err := r.get().UpdateDeskPage(ctx, which, in.Content)
+		return DeskPageOut{Path: p.Path, Revision: p.Revision}, err
+	})
+}
+
+// ProgressInput logs finished work.
+type ProgressInput struct {
+	Description string `json:"description"`
+	Timestamp   string `json:"timestamp,omitempty" jsonschema:"RFC 3339; default now"`
+}
+
+// ProgressOut is a logged item.
+type ProgressOut struct {
+	Item store.ProgressItem `json:"item"`
+}
+
+func addProgressItemTool(r *tasksRef) *Tool {
+	return newTool(&mcp.Tool{
+		Name: "add_progress_item", Title: "Add progress item",
+		Description: "Logs a piece of finished work on today's progress.",
+		Annotations: writes("Add progress item", false, false),
+	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in ProgressInput) (ProgressOut, error) {
+		var at time.Time
+		if in.Timestamp != "" {
+			t, err := time.Parse(time.RFC3339Nano, in.Timestamp)
+			if err != nil {
+				return ProgressOut{}, atrium.Errorf(atrium.EInvalid, "timestamp is an RFC 3339 time like 2026-02-03T10:00:00Z, not %q", in.Timestamp)
+			}
+			at = t
+		}
+		it, err := r.get().AddProgress(ctx, in.Description, at)
+		return ProgressOut{Item: it}, err
+	})
+}
+
+// ArchivedOut counts archived items.
+type ArchivedOut struct {
+	Archived int64 `json:"archived"`
+}
+
+func archiveProgressTool(r *tasksRef) *Tool {
+	return newTool(&mcp.Tool{
+		Name: "archive_progress", Title: "Archive progress",
+		Description: "Archives today's progress items, closing the day.",
+		Annotations: writes("Archive progress", true, false),
+	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (ArchivedOut, error) {
+		n, err := r.get().ArchiveProgress(ctx)
+		return ArchivedOut{Archived: n}, err
+	})
+}
+
+// deskResource is one part of the caller's desk as a resource.
+func deskResource(r *tasksRef, uri, name, title, desc, mime string, part func(tasks.Desk) (string, error)) Resource {
+	return Resource{
+		Def: &mcp.Resource{URI: uri, Name: name, Title: title, Description: desc + " Subscribe to be told when it changes.", MIMEType: mime},
+		Handler: func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			d, err := r.get().GetDesk(ctx, "")
+			if err != nil {
+				return nil, err
+			}
+			text, err := part(d)
+			if err != nil {
+				return nil, err
+			}
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: mime, Text: text}}}, nil
+		},
+	}
+}
+
+// todoResource is one todo, with its files: atrium://todos/todo_7.
+func todoResource(r *tasksRef) ResourceTemplate {
+	return ResourceTemplate{
+		Def: &mcp.ResourceTemplate{Name: "todo", Title: "Todo", Description: "One todo with its files (atrium://todos/todo_7).",
+			MIMEType: deskMIMEType, URITemplate: TodoURIPrefix + "{id}"},
+		Handler: func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			id, _ := strings.CutPrefix(req.Params.URI, TodoURIPrefix)
+			n, err := tasks.ParseTodoID(id)
+			if err != nil {
+				return nil, atrium.Errorf(atrium.ENotFound, "no todo at %s", req.Params.URI)
+			}
+			t, err := r.get().Get(ctx, n)
+			if err == nil && t.Kind != atrium.KindTodo {
+				err = atrium.Errorf(atrium.ENotFound, "#%d is a task, not a todo", n)
+			}
+			if err != nil {
+				return nil, err
+			}
+			out, err := r.todo(ctx, t, nil)
+			if err != nil {
+				return nil, err
+			}
+			text, err := jsonText(out.Todo)
+			if err != nil {
+				return nil, err
+			}
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: deskMIMEType, Text: text}}}, nil
+		},
+	}
+}
