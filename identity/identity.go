@@ -399,24 +399,19 @@ func setMembership(ctx context.Context, tx *store.Tx, ws atrium.Workspace, p atr
 // memberships are p's roles: in bound only, when it is set, else in every
 // workspace.
 func memberships(ctx context.Context, tx *store.Tx, p atrium.Principal, bound atrium.Workspace) ([]Membership, error) {
-	wss := []atrium.Workspace{bound}
-	if bound.ID == 0 {
-		var err error
-		if wss, err = tx.Workspaces(ctx); err != nil {
+	if bound.ID != 0 {
+		role, err := tx.Role(ctx, bound.ID, p.ID)
+		if err != nil || role == "" {
 			return nil, err
 		}
+		return []Membership{{Workspace: bound.Name, Role: role}}, nil
 	}
-	var out []Membership
-	for _, ws := range wss {
-		role, err := tx.Role(ctx, ws.ID, p.ID)
-		if err != nil {
-			return nil, err
-		}
-		if role != "" {
-			out = append(out, Membership{Workspace: ws.Name, Role: role})
-		}
+	all, err := tx.Memberships(ctx, p.ID)
+	out := make([]Membership, len(all))
+	for i, m := range all {
+		out[i] = Membership{Workspace: m.Workspace.Name, Role: m.Role}
 	}
-	return out, nil
+	return out, err
 }
 
 // Tokens lists tokens, of one principal when handle is not empty.
