@@ -70,6 +70,9 @@ func (h *Handler) adminRefused(w http.ResponseWriter, r *http.Request, err error
 		http.Redirect(w, r, "/login", http.StatusSeeOther)
 		return
 	}
+	if a := atrium.ActorFromContext(r.Context()); a != nil && a.Role.Valid() && a.Role != atrium.RoleAdmin {
+		err = atrium.Errorf(atrium.EPermission, "Only the admins of workspace %s can open its admin page: you are %s here.", a.Workspace.Name, a.Role)
+	}
 	h.fail(w, r, err)
 }
 
