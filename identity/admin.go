@@ -41,6 +41,16 @@ func requireAdmin(ctx context.Context) (*atrium.Actor, error) {
 	return atrium.RequireActor(ctx, atrium.RoleAdmin)
 }
 
+// administer runs fn in one write for the caller, who must be an admin of
+// their workspace.
+func (s *Service) administer(ctx context.Context, fn func(*store.Tx, *atrium.Actor) error) error {
+	a, err := requireAdmin(ctx)
+	if err != nil {
+		return err
+	}
+	return s.db.Update(ctx, func(tx *store.Tx) error { return fn(tx, a) })
+}
+
 // Administration reads everything the admin page shows, in one snapshot.
 func (s *Service) Administration(ctx context.Context) (Administration, error) {
 	var out Administration
@@ -122,12 +132,8 @@ func workspaceToken(ctx context.Context, tx *store.Tx, a *atrium.Actor, id int64
 // RevokeWorkspaceToken revokes a token that works in the caller's workspace;
 // it stops working at once, and so do the browsers signed in with it.
 func (s *Service) RevokeWorkspaceToken(ctx context.Context, id int64) (atrium.Token, error) {
-	a, err := requireAdmin(ctx)
-	if err != nil {
-		return atrium.Token{}, err
-	}
 	var t atrium.Token
-	err = s.db.Update(ctx, func(tx *store.Tx) error {
+	err := s.administer(ctx, func(tx *store.Tx, a *atrium.Actor) error {
 		var err error
 		if t, err = workspaceToken(ctx, tx, a, id); err != nil {
 			return err
@@ -146,11 +152,7 @@ func (s *Service) RevokeWorkspaceToken(ctx context.Context, id int64) (atrium.To
 // RevokeWorkspaceSession signs out a browser whose token the caller may
 // revoke; its next request is anonymous.
 func (s *Service) RevokeWorkspaceSession(ctx context.Context, id int64) error {
-	a, err := requireAdmin(ctx)
-	if err != nil {
-		return err
-	}
-	return s.db.Update(ctx, func(tx *store.Tx) error {
+	return s.administer(ctx, func(tx *store.Tx, a *atrium.Actor) error {
 		bs, err := tx.SessionByID(ctx, id)
 		if err == nil {
 			_, err = workspaceToken(ctx, tx, a, bs.TokenID)
@@ -185,23 +187,10 @@ type WorkspaceTokenRequest struct {
 // or the caller. Its secret is in the result only: it is never shown again.
 func (s *Service) IssueWorkspaceToken(ctx context.Context, r WorkspaceTokenRequest) (Issued, error) {
 	var is Issued
-	a, err := requireAdmin(ctx)
-	if err != nil {
-		return is, err
-	}
-	if err := atrium.ValidateName("principal handle", r.Principal); err != nil {
-		return is, err
-	}
-	if r.Kind == "" {
-		r.Kind = atrium.KindHuman
-	}
-	if !r.Kind.Valid() {
-		return is, atrium.Errorf(atrium.EInvalid, "invalid kind %q: use human or agent", r.Kind)
-	}
-	if r.Role != "" && !r.Role.Valid() {
-		return is, atrium.Errorf(atrium.EInvalid, "invalid role %q: use reader, writer or admin", r.Role)
-	}
-	err = s.db.Update(ctx, func(tx *store.Tx) error {
+	err := s.administer(ctx, func(tx *store.Tx, a *atrium.Actor) error {
+		if err := checkTokenRequest(r.Principal, &r.Kind, r.Role); err != nil {
+			return err
+		}
 		p, err := tx.PrincipalByHandle(ctx, r.Principal)
 		switch code := atrium.ErrorCode(err); {
 		case code == atrium.ENotFound:
@@ -217,7 +206,7 @@ func (s *Service) IssueWorkspaceToken(ctx context.Context, r WorkspaceTokenReque
 				return err
 			}
 			if shared {
-				return atrium.Errorf(atrium.EPermission, "%s also belongs to workspaces you do not administer, so only they can give it a token (or the server's operator, with: atrium token create --principal %s --workspace %s)",
+				return atrium.Errorf(atrium.EPermission, "%s also belongs to workspaces you do not administer, so it is not yours to give a token: the server's operator can, with: atrium token create --principal %s --workspace %s",
 					p.Handle, p.Handle, a.Workspace.Name)
 			}
 		}
@@ -239,15 +228,11 @@ func (s *Service) IssueWorkspaceToken(ctx context.Context, r WorkspaceTokenReque
 // SetMemberRole changes a member's role in the caller's workspace. The last
 // admin cannot step down: the workspace would have no one to run it.
 func (s *Service) SetMemberRole(ctx context.Context, handle string, role atrium.Role) (*RoleChange, error) {
-	a, err := requireAdmin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if !role.Valid() {
-		return nil, atrium.Errorf(atrium.EInvalid, "invalid role %q: use reader, writer or admin", role)
-	}
 	var c *RoleChange
-	err = s.db.Update(ctx, func(tx *store.Tx) error {
+	err := s.administer(ctx, func(tx *store.Tx, a *atrium.Actor) error {
+		if err := checkRole(role); err != nil {
+			return err
+		}
 		p, err := member(ctx, tx, a, handle)
 		if err != nil {
 			return err
@@ -261,11 +246,7 @@ func (s *Service) SetMemberRole(ctx context.Context, handle string, role atrium.
 // RemoveMember takes a principal out of the caller's workspace: its tokens
 // and sessions stop working there. The last admin cannot leave.
 func (s *Service) RemoveMember(ctx context.Context, handle string) error {
-	a, err := requireAdmin(ctx)
-	if err != nil {
-		return err
-	}
-	return s.db.Update(ctx, func(tx *store.Tx) error {
+	return s.administer(ctx, func(tx *store.Tx, a *atrium.Actor) error {
 		p, err := member(ctx, tx, a, handle)
 		if err != nil {
 			return err

@@ -314,17 +314,8 @@ func (s *Service) CreateToken(ctx context.Context, r TokenRequest) (string, atri
 // it a member somewhere unasked would be a silent grant.
 func (s *Service) IssueToken(ctx context.Context, r TokenRequest) (Issued, error) {
 	var is Issued
-	if err := atrium.ValidateName("principal handle", r.Principal); err != nil {
+	if err := checkTokenRequest(r.Principal, &r.Kind, r.Role); err != nil {
 		return is, err
-	}
-	if r.Kind == "" {
-		r.Kind = atrium.KindHuman
-	}
-	if !r.Kind.Valid() {
-		return is, atrium.Errorf(atrium.EInvalid, "invalid kind %q: use human or agent", r.Kind)
-	}
-	if r.Role != "" && !r.Role.Valid() {
-		return is, atrium.Errorf(atrium.EInvalid, "invalid role %q: use reader, writer or admin", r.Role)
 	}
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		_, err := tx.PrincipalByHandle(ctx, r.Principal)
@@ -369,6 +360,31 @@ func (s *Service) IssueToken(ctx context.Context, r TokenRequest) (Issued, error
 		return Issued{}, err
 	}
 	return is, nil
+}
+
+// checkTokenRequest checks what a token request names; kind defaults to
+// human, and an empty role keeps what the principal has.
+func checkTokenRequest(handle string, kind *atrium.PrincipalKind, role atrium.Role) error {
+	if err := atrium.ValidateName("principal handle", handle); err != nil {
+		return err
+	}
+	if *kind == "" {
+		*kind = atrium.KindHuman
+	}
+	if !kind.Valid() {
+		return atrium.Errorf(atrium.EInvalid, "invalid kind %q: use human or agent", *kind)
+	}
+	if role != "" {
+		return checkRole(role)
+	}
+	return nil
+}
+
+func checkRole(role atrium.Role) error {
+	if !role.Valid() {
+		return atrium.Errorf(atrium.EInvalid, "invalid role %q: use reader, writer or admin", role)
+	}
+	return nil
 }
 
 // setMembership makes p a member of ws with role (writer for a new member
