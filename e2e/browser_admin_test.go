@@ -74,6 +74,9 @@ func TestBrowserAdminManagesTokensRolesAndSessions(t *testing.T) {
 	if again := read(admin, "the page", chromedp.Evaluate[bool](fmt.Sprintf(`document.documentElement.outerHTML.includes(%q)`, secret))); again {
 		t.Fatal("the secret is shown a second time")
 	}
+	if scripts := read(admin, "scripts", chromedp.Evaluate[int](`document.scripts.length`)); scripts != 0 {
+		t.Fatalf("the admin page loads %d scripts; it is forms only, for browsers without JavaScript", scripts)
+	}
 	if wide := read(admin, "width", chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth`)); wide {
 		t.Fatal("the admin page scrolls sideways at iPad-portrait width")
 	}
