@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -31,24 +32,50 @@ func TestReliabilityWebIsolation(t *testing.T) {
 		}
 		return strings.TrimSpace(out)
 	}
-	reader := token("--principal", "rita", "--workspace", "default", "--role", "reader")
+	const marker = "web-sweep-private-marker"
+	// The reader's token is named with the marker: only the workspace's
+	// admin page shows token names.
+	reader := token("--principal", "rita", "--workspace", "default", "--role", "reader", "--name", marker)
 	beta := token("--principal", "bob", "--workspace", "beta", "--role", "admin")
 	revoked := token("--principal", "rex", "--workspace", "default", "--role", "writer")
 	if _, errOut, code := srv.cli(t, nil, "token", "revoke", "4"); code != 0 {
 		t.Fatal(errOut)
 	}
-	const marker = "web-sweep-private-marker"
 	cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "2025-11-25")
 	callTool(t, cs, "write_page", map[string]any{"path": "Secret.md", "content": "# Secret\n\n" + marker + " plans\n"})
 	callTool(t, cs, "write_page", map[string]any{"path": "Gone.md", "content": "# Gone\n\n" + marker + " gone\n"})
 	thread := structured(t, callTool(t, cs, "create_annotation", map[string]any{"doc_path": "Secret.md", "content": marker + " thread", "status": "submitted"}))
 	annID := thread["annotation"].(map[string]any)["id"].(string)
 	trashID := structured(t, callTool(t, cs, "delete_page", map[string]any{"path": "Gone.md"}))["page_id"].(string)
+	// A signed-in browser of the workspace, for the cross-site attempts.
+	req, _ := http.NewRequest("POST", srv.URL+"/login", strings.NewReader("token="+url.QueryEscape(srv.AdminToken)))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", srv.URL)
+	res, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	session := ""
+	for _, c := range res.Cookies() {
+		if c.Name == "atrium_session" {
+			session = c.Value
+		}
+	}
+	if session == "" {
+		t.Fatalf("no session from signing in: %d", res.StatusCode)
+	}
+	sessionID := strings.Fields(strings.Split(strings.TrimSpace(mustCLI(t, srv, "session", "list")), "\n")[1])[0]
 	state := func() map[string]any {
 		return map[string]any{
 			"page":   structured(t, callTool(t, cs, "read_page", map[string]any{"path": "Secret.md"}))["revision"],
 			"thread": structured(t, callTool(t, cs, "get_annotation", map[string]any{"annotation_id": annID}))["annotation"].(map[string]any)["status"],
 			"trash":  len(structured(t, callTool(t, cs, "list_trash", nil))["pages"].([]any)),
+			// What the admin page changes: which tokens are revoked, who
+			// is signed in, and a member's role.
+			"revoked":  revokedTokens(t, srv),
+			"sessions": strings.Count(mustCLI(t, srv, "session", "list"), "\n"),
+			"role":     access(t, srv, reader)["role"],
 		}
 	}
 	before := state()
@@ -60,6 +87,11 @@ func TestReliabilityWebIsolation(t *testing.T) {
 		path = strings.TrimSuffix(path, "{$}")
 		fill := strings.NewReplacer("{id}", annID, "{action}", "resolve")
 		switch {
+		case strings.HasPrefix(path, "/admin/"):
+			// The admin's own token and browser, and the reader, whom a
+			// reader would make an admin.
+			fill := strings.NewReplacer("/tokens/{id}", "/tokens/1", "/sessions/{id}", "/sessions/"+sessionID, "{handle}", "rita")
+			requests = append(requests, request{method, fill.Replace(path), "principal=rita&role=admin&name=taken"})
 		case strings.HasPrefix(path, "/trash/{id}"):
 			requests = append(requests, request{method, strings.Replace(path, "{id}", trashID, 1), "new_path=Stolen.md"})
 		case strings.Contains(path, "{path...}") && method == http.MethodGet:
@@ -118,25 +150,6 @@ func TestReliabilityWebIsolation(t *testing.T) {
 		}
 		return res.StatusCode, b.String()
 	}
-	// A signed-in browser of the workspace, for the cross-site attempts.
-	req, _ := http.NewRequest("POST", srv.URL+"/login", strings.NewReader("token="+url.QueryEscape(srv.AdminToken)))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", srv.URL)
-	res, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	session := ""
-	for _, c := range res.Cookies() {
-		if c.Name == "atrium_session" {
-			session = c.Value
-		}
-	}
-	if session == "" {
-		t.Fatalf("no session from signing in: %d", res.StatusCode)
-	}
-
 	failed, tried := 0, 0
 	bad := func(format string, args ...any) {
 		t.Helper()
@@ -166,6 +179,9 @@ func TestReliabilityWebIsolation(t *testing.T) {
 			if who == "a revoked token" && st != http.StatusUnauthorized {
 				bad("%s %s by %s: %d, want 401", rq.method, rq.path, who, st)
 			}
+			if who == "a reader" && strings.HasPrefix(rq.path, "/admin") && st != http.StatusForbidden {
+				bad("%s %s by %s: %d, want 403: the admin page is for admins", rq.method, rq.path, who, st)
+			}
 			if write && st < 400 && !(who == "another workspace admin") {
 				bad("%s %s by %s: %d, want a refusal", rq.method, rq.path, who, st)
 			}
@@ -175,4 +191,43 @@ func TestReliabilityWebIsolation(t *testing.T) {
 		bad("the workspace changed during the sweep (-before +after):\n%s", diff)
 	}
 	report(t, "web-isolation", "routes", len(web.Routes()), "requests", len(requests), "attempts", tried, "not_refused_or_leaked", failed)
+}
+
+func mustCLI(t *testing.T, srv *server, args ...string) string {
+	t.Helper()
+	out, errOut, code := srv.cli(t, nil, args...)
+	if code != 0 {
+		t.Fatalf("atrium %s: %s", strings.Join(args, " "), errOut)
+	}
+	return out
+}
+
+// revokedTokens are the IDs of the revoked tokens, from atrium token list.
+func revokedTokens(t *testing.T, srv *server) []string {
+	t.Helper()
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(mustCLI(t, srv, "token", "list")), "\n")[1:] {
+		if f := strings.Fields(line); f[len(f)-1] != "-" {
+			out = append(out, f[0])
+		}
+	}
+	return out
+}
+
+// access is what GET /api/access says of token's holder.
+func access(t *testing.T, srv *server, token string) map[string]any {
+	t.Helper()
+	req, _ := http.NewRequest("GET", srv.URL+"/api/access", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+		t.Fatalf("GET /api/access: %d, %v", res.StatusCode, err)
+	}
+	out["status"] = res.StatusCode
+	return out
 }

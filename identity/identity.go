@@ -314,17 +314,8 @@ func (s *Service) CreateToken(ctx context.Context, r TokenRequest) (string, atri
 // it a member somewhere unasked would be a silent grant.
 func (s *Service) IssueToken(ctx context.Context, r TokenRequest) (Issued, error) {
 	var is Issued
-	if err := atrium.ValidateName("principal handle", r.Principal); err != nil {
+	if err := checkTokenRequest(r.Principal, &r.Kind, r.Role); err != nil {
 		return is, err
-	}
-	if r.Kind == "" {
-		r.Kind = atrium.KindHuman
-	}
-	if !r.Kind.Valid() {
-		return is, atrium.Errorf(atrium.EInvalid, "invalid kind %q: use human or agent", r.Kind)
-	}
-	if r.Role != "" && !r.Role.Valid() {
-		return is, atrium.Errorf(atrium.EInvalid, "invalid role %q: use reader, writer or admin", r.Role)
 	}
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		_, err := tx.PrincipalByHandle(ctx, r.Principal)
@@ -371,6 +362,31 @@ func (s *Service) IssueToken(ctx context.Context, r TokenRequest) (Issued, error
 	return is, nil
 }
 
+// checkTokenRequest checks what a token request names; kind defaults to
+// human, and an empty role keeps what the principal has.
+func checkTokenRequest(handle string, kind *atrium.PrincipalKind, role atrium.Role) error {
+	if err := atrium.ValidateName("principal handle", handle); err != nil {
+		return err
+	}
+	if *kind == "" {
+		*kind = atrium.KindHuman
+	}
+	if !kind.Valid() {
+		return atrium.Errorf(atrium.EInvalid, "invalid kind %q: use human or agent", *kind)
+	}
+	if role != "" {
+		return checkRole(role)
+	}
+	return nil
+}
+
+func checkRole(role atrium.Role) error {
+	if !role.Valid() {
+		return atrium.Errorf(atrium.EInvalid, "invalid role %q: use reader, writer or admin", role)
+	}
+	return nil
+}
+
 // setMembership makes p a member of ws with role (writer for a new member
 // when role is empty), and reports what changed, if anything.
 func setMembership(ctx context.Context, tx *store.Tx, ws atrium.Workspace, p atrium.Principal, role atrium.Role) (*RoleChange, error) {
@@ -399,24 +415,19 @@ func setMembership(ctx context.Context, tx *store.Tx, ws atrium.Workspace, p atr
 // memberships are p's roles: in bound only, when it is set, else in every
 // workspace.
 func memberships(ctx context.Context, tx *store.Tx, p atrium.Principal, bound atrium.Workspace) ([]Membership, error) {
-	wss := []atrium.Workspace{bound}
-	if bound.ID == 0 {
-		var err error
-		if wss, err = tx.Workspaces(ctx); err != nil {
+	if bound.ID != 0 {
+		role, err := tx.Role(ctx, bound.ID, p.ID)
+		if err != nil || role == "" {
 			return nil, err
 		}
+		return []Membership{{Workspace: bound.Name, Role: role}}, nil
 	}
-	var out []Membership
-	for _, ws := range wss {
-		role, err := tx.Role(ctx, ws.ID, p.ID)
-		if err != nil {
-			return nil, err
-		}
-		if role != "" {
-			out = append(out, Membership{Workspace: ws.Name, Role: role})
-		}
+	all, err := tx.Memberships(ctx, p.ID)
+	out := make([]Membership, len(all))
+	for i, m := range all {
+		out[i] = Membership{Workspace: m.Workspace.Name, Role: m.Role}
 	}
-	return out, nil
+	return out, err
 }
 
 // Tokens lists tokens, of one principal when handle is not empty.

@@ -323,23 +323,28 @@ func (tx *Tx) TouchSession(ctx context.Context, hash string, t time.Time) error 
 	return err
 }
 
+// sessionSelect reads the live sessions (at ?) and their principals; the
+// caller adds its conditions with AND.
+const sessionSelect = `SELECT s.id, s.token_id, p.handle, s.user_agent, s.created_at, s.last_seen_at, s.expires_at
+	FROM browser_sessions s JOIN tokens t ON t.id = s.token_id JOIN principals p ON p.id = t.principal_id
+	WHERE s.revoked_at IS NULL AND t.revoked_at IS NULL AND s.expires_at > ?`
+
+func scanSession(sc scanner) (s BrowserSession, err error) {
+	var created, seen, expires int64
+	err = sc.Scan(&s.ID, &s.TokenID, &s.Principal, &s.UserAgent, &created, &seen, &expires)
+	s.CreatedAt, s.LastSeen, s.ExpiresAt = fromMicros(created), fromMicros(seen), fromMicros(expires)
+	return s, err
+}
+
 // Sessions lists the live sessions of principal handle ("" for everyone's),
 // newest first.
 func (tx *Tx) Sessions(ctx context.Context, handle string) ([]BrowserSession, error) {
-	q := `SELECT s.id, s.token_id, p.handle, s.user_agent, s.created_at, s.last_seen_at, s.expires_at
-		FROM browser_sessions s JOIN tokens t ON t.id = s.token_id JOIN principals p ON p.id = t.principal_id
-		WHERE s.revoked_at IS NULL AND t.revoked_at IS NULL AND s.expires_at > ?`
-	args := []any{micros(tx.now)}
+	q, args := sessionSelect, []any{micros(tx.now)}
 	if handle != "" {
 		q += " AND p.handle = ?"
 		args = append(args, handle)
 	}
-	return queryAll(ctx, tx, func(sc scanner) (s BrowserSession, err error) {
-		var created, seen, expires int64
-		err = sc.Scan(&s.ID, &s.TokenID, &s.Principal, &s.UserAgent, &created, &seen, &expires)
-		s.CreatedAt, s.LastSeen, s.ExpiresAt = fromMicros(created), fromMicros(seen), fromMicros(expires)
-		return s, err
-	}, q+" ORDER BY s.created_at DESC, s.id DESC", args...)
+	return queryAll(ctx, tx, scanSession, q+" ORDER BY s.created_at DESC, s.id DESC", args...)
 }
 
 // HandleGrant resolves principal handle in workspace in one statement. A

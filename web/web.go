@@ -99,6 +99,12 @@ func (h *Handler) routes(route func(pattern string, fn http.HandlerFunc, signedI
 	route("POST /trash/{id}/restore", h.restoreFromTrash, true)
 	route("GET /events", h.events, true)
 	route("GET /search", h.search, true)
+	route("GET /admin", h.admin, true)
+	route("POST /admin/tokens", h.adminCreateToken, true)
+	route("POST /admin/tokens/{id}/revoke", h.adminRevokeToken, true)
+	route("POST /admin/sessions/{id}/revoke", h.adminRevokeSession, true)
+	route("POST /admin/members/{handle}/role", h.adminSetRole, true)
+	route("POST /admin/members/{handle}/remove", h.adminRemoveMember, true)
 }
 
 // secure sends the headers every page carries: a Content-Security-Policy
