@@ -78,12 +78,34 @@ func (tx *Tx) AddTaskFile(ctx context.Context, ws, task, actor int64, f *TaskFil
 
 // TaskFiles lists the files of task id, oldest first.
 func (tx *Tx) TaskFiles(ctx context.Context, task int64) ([]TaskFile, error) {
-	return queryAll(ctx, tx, func(sc scanner) (f TaskFile, err error) {
+	byTask, err := tx.FilesOfTasks(ctx, []int64{task})
+	return byTask[task], err
+}
+
+// FilesOfTasks lists the files of several tasks in one query, by task id.
+func (tx *Tx) FilesOfTasks(ctx context.Context, tasks []int64) (map[int64][]TaskFile, error) {
+	out := map[int64][]TaskFile{}
+	if len(tasks) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(tasks))
+	for i, id := range tasks {
+		args[i] = id
+	}
+	type row struct {
+		task int64
+		f    TaskFile
+	}
+	rows, err := queryAll(ctx, tx, func(sc scanner) (r row, err error) {
 		var at int64
-		err = sc.Scan(&f.ID, &f.Name, &f.MIMEType, &f.Size, &f.SHA256, &at)
-		f.CreatedAt = fromMicros(at)
-		return f, err
-	}, "SELECT uid, name, mime_type, size, sha256, created_at FROM task_files WHERE task_id = ? ORDER BY id", task)
+		err = sc.Scan(&r.task, &r.f.ID, &r.f.Name, &r.f.MIMEType, &r.f.Size, &r.f.SHA256, &at)
+		r.f.CreatedAt = fromMicros(at)
+		return r, err
+	}, "SELECT task_id, uid, name, mime_type, size, sha256, created_at FROM task_files WHERE task_id IN ("+placeholders(len(tasks))+") ORDER BY id", args...)
+	for _, r := range rows {
+		out[r.task] = append(out[r.task], r.f)
+	}
+	return out, err
 }
 
 // TaskFileData returns the content of file uid of task id, or not_found.

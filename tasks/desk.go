@@ -284,12 +284,16 @@ func (s *Service) GetDesk(ctx context.Context, handle string) (Desk, error) {
 			return err
 		}
 		out.Todos = todos
+		ids := make([]int64, len(todos))
+		for i, t := range todos {
+			ids[i] = t.ID
+		}
+		files, err := tx.FilesOfTasks(ctx, ids)
+		if err != nil {
+			return err
+		}
 		for _, t := range todos {
-			fs, err := tx.TaskFiles(ctx, t.ID)
-			if err != nil {
-				return err
-			}
-			if len(fs) > 0 {
+			if fs := files[t.ID]; len(fs) > 0 {
 				out.Files[t.Number] = fs
 			}
 		}

@@ -30,6 +30,8 @@ CREATE TABLE tasks (
 );
 CREATE INDEX tasks_status ON tasks (workspace_id, status, number);
 CREATE INDEX tasks_assignee ON tasks (workspace_id, assignee_id, status);
+-- A desk: its owner's todos, newest first.
+CREATE INDEX tasks_desk ON tasks (workspace_id, kind, assignee_id, number);
 
 CREATE TABLE task_labels (
 	task_id      INTEGER NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
