@@ -499,7 +499,7 @@ func member(ctx context.Context, tx *store.Tx, a *atrium.Actor, h string) (atriu
 		}
 	}
 	if atrium.ErrorCode(err) == atrium.ENotFound {
-		return p, atrium.Errorf(atrium.EInvalid, "unknown principal @%s in workspace %s (an agent exists once it has connected, or after `atrium principal add`)", h, a.Workspace.Name).
+		return p, atrium.Errorf(atrium.EInvalid, "unknown principal @%s in workspace %s (an agent exists once it has connected; a person once given a token: atrium token create --principal HANDLE)", h, a.Workspace.Name).
 			WithDetails(map[string]any{"unknown": []string{h}})
 	}
 	return p, err
