@@ -18,6 +18,7 @@ import (
 	"github.com/atrium-hq/atrium/internal/jsonerr"
 	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
+	"github.com/atrium-hq/atrium/tasks"
 )
 
 // Handler serves /api/… (and /w/{workspace}/api/…).
@@ -25,6 +26,7 @@ type Handler struct {
 	Auth   *authn.Authenticator
 	Docs   *pages.Service
 	Review *review.Service
+	Tasks  *tasks.Service
 	Logger *slog.Logger
 }
 
@@ -62,6 +64,7 @@ func (h *Handler) routes(route func(pattern string, fn http.HandlerFunc)) {
 	route("GET /api/attachments/{path...}", h.getAttachment)
 	h.registerReview(route)
 	h.registerTrash(route)
+	h.registerConsole(route)
 }
 
 // splitPage parses {path...} into the page path and what follows it:

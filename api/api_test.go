@@ -20,6 +20,7 @@ import (
 	"github.com/atrium-hq/atrium/review"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
+	"github.com/atrium-hq/atrium/tasks"
 )
 
 // server is the REST API over a fresh store, with a writer's and a reader's token.
@@ -45,7 +46,9 @@ func mustServer(t *testing.T, e store.Engine) *server {
 	s := &server{writer: token("wendy", "default", atrium.RoleWriter), reader: token("rita", "default", atrium.RoleReader), other: token("otto", "other", atrium.RoleAdmin)}
 	mux := http.NewServeMux()
 	d := pages.New(db, nil)
-	(&api.Handler{Auth: &authn.Authenticator{Mode: authn.ModeToken, Identity: ids}, Docs: d, Review: review.New(db, d, nil)}).Register(mux)
+	tsk := tasks.New(db, nil)
+	tsk.Pages = d
+	(&api.Handler{Auth: &authn.Authenticator{Mode: authn.ModeToken, Identity: ids}, Docs: d, Review: review.New(db, d, nil), Tasks: tsk}).Register(mux)
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
 	s.url = ts.URL

@@ -170,5 +170,15 @@ func aimAt(page, annID, revID string) map[string]map[string]any {
 		"task_claim":            {"issue_number": 1},
 		"task_ready":            {"fields": []string{"number", "title"}},
 		"task_inbox":            {"include_read": true},
+		"get_desk":              {"handle": "alice"},
+		"create_todo":           {"title": "beta's todo"},
+		"update_todo":           {"id": "todo_2", "progress": 1, "statusDesc": "beta"},
+		"archive_todo":          {"id": "todo_2"},
+		"add_todo_file":         {"id": "todo_2", "file": map[string]any{"name": "b.txt", "content": "beta"}},
+		"remove_todo_file":      {"id": "todo_2", "fileId": "file_unknown"},
+		"update_draft":          {"content": "beta's draft"},
+		"update_plan":           {"content": "beta's plan"},
+		"add_progress_item":     {"description": "beta worked"},
+		"archive_progress":      {},
 	}
 }

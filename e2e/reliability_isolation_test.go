@@ -77,6 +77,8 @@ func TestReliabilityIsolation(t *testing.T) {
 		// A task with a private word, a question and a comment.
 		mustOK("task_create", map[string]any{"title": privateMarker + " launch", "body": privateMarker + " details", "specs": []string{"Secret.md"}})
 		mustOK("task_ask_question", map[string]any{"issue_number": 1, "target": "rita", "question": privateMarker + " question"})
+		mustOK("create_todo", map[string]any{"title": privateMarker + " todo", "files": []map[string]any{{"name": "t.txt", "content": privateMarker}}})
+		mustOK("update_plan", map[string]any{"content": privateMarker + " plan"})
 		// rex's token worked before it was revoked.
 		rexSession := connectHTTP(t, srv.URL+"/w/alpha/mcp", rex, "")
 		callTool(t, rexSession, "whoami", nil)
@@ -156,7 +158,7 @@ func TestReliabilityIsolation(t *testing.T) {
 		}
 
 		routes := api.Routes()
-		requests := restRequests(routes, map[string]string{"annotations": annID, "reviews": revID, "trash": trashID}, attPath)
+		requests := restRequests(routes, map[string]string{"annotations": annID, "reviews": revID, "trash": trashID, "todos": "todo_2"}, attPath)
 		for _, rq := range requests {
 			write := rq.method != http.MethodGet
 			// beta's admin: refused in alpha; in beta, nothing of alpha.
@@ -269,6 +271,7 @@ func alphaState(t *testing.T, cs *mcp.ClientSession, annID, revID string) map[st
 		"trash":       get("list_trash", map[string]any{}),
 		"task":        get("task_get_context", map[string]any{"issue_number": 1}),
 		"tasks":       get("task_list", map[string]any{"fields": []string{"number", "title", "status", "revision", "updated_at"}}),
+		"desk":        get("get_desk", nil),
 	}
 }
 
@@ -328,6 +331,8 @@ func restRequests(routes []string, ids map[string]string, attPath string) []rest
 	var out []restRequest
 	for _, pattern := range routes {
 		method, path, _ := strings.Cut(pattern, " ")
+		// A desk is alice's, a file one the sweep cannot know.
+		path = strings.NewReplacer("{handle}", "alice", "{file}", "file_unknown").Replace(path)
 		add := func(p, body, ct string) {
 			if body != "" && ct == "" {
 				ct = "application/json"
@@ -379,9 +384,19 @@ func restRequests(routes []string, ids map[string]string, attPath string) []rest
 			}
 		default:
 			switch method {
+			case http.MethodPut:
+				add(path, `{"content":"taken"}`, "")
 			case http.MethodGet:
 				add(path+"?q=alice-marker+plans&include_private=true&depth=10&include_metadata=true&doc_path=Secret.md", "", "")
 			case http.MethodPost:
+				switch {
+				case strings.HasSuffix(path, "/todos"):
+					add(path, `{"title":"taken"}`, "")
+					continue
+				case strings.HasSuffix(path, "/desk/progress"):
+					add(path, `{"description":"taken"}`, "")
+					continue
+				}
 				if strings.HasSuffix(path, "/annotations") {
 					add(path, `{"doc_path":"Secret.md","section":"Secret","content":"taken"}`, "")
 					add(path, fmt.Sprintf(`{"parent_id":%q,"content":"taken"}`, annID), "")

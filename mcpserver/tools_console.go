@@ -41,69 +41,13 @@ func consoleToolset(s *Server) *Toolset {
 			addProgressItemTool(r), archiveProgressTool(r),
 		},
 		Resources: []Resource{
-			deskResource(r, TodosURI, "todos", "Todos", "Your open todos.", deskMIMEType, func(d tasks.Desk) (string, error) { return jsonText(deskOut(d).Todos) }),
+			deskResource(r, TodosURI, "todos", "Todos", "Your open todos.", deskMIMEType, func(d tasks.Desk) (string, error) { return jsonText(tasks.DeskOutput(d).Todos) }),
 			deskResource(r, DraftURI, "draft", "Draft", "Your draft (Markdown).", markdownMIME, func(d tasks.Desk) (string, error) { return deskPageText(d.Draft), nil }),
 			deskResource(r, PlanURI, "plan", "Plan", "Your work plan (Markdown).", markdownMIME, func(d tasks.Desk) (string, error) { return deskPageText(d.Plan), nil }),
-			deskResource(r, ProgressURI, "progress", "Progress", "Today's progress items.", deskMIMEType, func(d tasks.Desk) (string, error) { return jsonText(deskOut(d).Progress) }),
+			deskResource(r, ProgressURI, "progress", "Progress", "Today's progress items.", deskMIMEType, func(d tasks.Desk) (string, error) { return jsonText(tasks.DeskOutput(d).Progress) }),
 		},
 		Templates: []ResourceTemplate{todoResource(r)},
 	}
-}
-
-// TodoOut is a todo as 001's agents read it.
-type TodoOut struct {
-	ID         string           `json:"id"`
-	Number     int64            `json:"number"`
-	Title      string           `json:"title"`
-	Desc       string           `json:"description"`
-	Status     string           `json:"status"`
-	StatusDesc string           `json:"statusDesc"`
-	Progress   int              `json:"progress"`
-	Files      []store.TaskFile `json:"files"`
-	URL        string           `json:"url"`
-}
-
-// DeskPageOut is a desk's draft or plan.
-type DeskPageOut struct {
-	Path     string `json:"path"`
-	Content  string `json:"content"`
-	Revision int64  `json:"revision"`
-}
-
-// DeskOut is get_desk's answer.
-type DeskOut struct {
-	Handle   string               `json:"handle"`
-	Todos    []TodoOut            `json:"todos"`
-	Plan     *DeskPageOut         `json:"plan"`
-	Draft    *DeskPageOut         `json:"draft"`
-	Progress []store.ProgressItem `json:"progress"`
-}
-
-func deskOut(d tasks.Desk) DeskOut {
-	out := DeskOut{Handle: d.Handle, Todos: []TodoOut{}, Progress: d.Progress}
-	for _, t := range d.Todos {
-		out.Todos = append(out.Todos, todoOut(t, d.Files[t.Number]))
-	}
-	if out.Progress == nil {
-		out.Progress = []store.ProgressItem{}
-	}
-	for _, p := range []struct {
-		in  *atrium.Page
-		out **DeskPageOut
-	}{{d.Plan, &out.Plan}, {d.Draft, &out.Draft}} {
-		if p.in != nil {
-			*p.out = &DeskPageOut{Path: p.in.Path, Content: p.in.Content, Revision: p.in.Revision}
-		}
-	}
-	return out
-}
-
-func todoOut(t atrium.Task, files []store.TaskFile) TodoOut {
-	if files == nil {
-		files = []store.TaskFile{}
-	}
-	return TodoOut{ID: tasks.TodoID(t.Number), Number: t.Number, Title: t.Title, Desc: t.Body, Status: string(t.Status),
-		StatusDesc: t.StatusText, Progress: t.Progress, Files: files}
 }
 
 func jsonText(v any) (string, error) {
@@ -128,12 +72,12 @@ func getDeskTool(r *tasksRef) *Tool {
 		Name: "get_desk", Title: "Get desk",
 		Description: "Your todos, plan, draft and today's progress in one answer.",
 		Annotations: readOnly("Get desk"),
-	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in DeskInput) (DeskOut, error) {
+	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in DeskInput) (tasks.DeskOut, error) {
 		d, err := r.get().GetDesk(ctx, in.Handle)
 		if err != nil {
-			return DeskOut{}, err
+			return tasks.DeskOut{}, err
 		}
-		out := deskOut(d)
+		out := tasks.DeskOutput(d)
 		for i := range out.Todos {
 			out.Todos[i].URL = r.get().URL(out.Todos[i].Number)
 		}
@@ -166,7 +110,7 @@ func (f FileInput) file() (tasks.TodoFile, error) {
 
 // TodoOutput is one todo.
 type TodoOutput struct {
-	Todo TodoOut `json:"todo"`
+	Todo tasks.TodoOut `json:"todo"`
 }
 
 func (r *tasksRef) todo(ctx context.Context, t atrium.Task, err error) (TodoOutput, error) {
@@ -177,7 +121,7 @@ func (r *tasksRef) todo(ctx context.Context, t atrium.Task, err error) (TodoOutp
 	if err != nil {
 		return TodoOutput{}, err
 	}
-	out := todoOut(t, files)
+	out := tasks.TodoOutput(t, files)
 	out.URL = r.get().URL(t.Number)
 	return TodoOutput{Todo: out}, nil
 }
@@ -300,9 +244,9 @@ func updateDeskPageTool(r *tasksRef, name, title, which string) *Tool {
 		Name: name, Title: title,
 		Description: "Saves your " + strings.ToLower(which) + " (a page with history).",
 		Annotations: writes(title, true, false),
-	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in ContentInput) (DeskPageOut, error) {
+	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in ContentInput) (tasks.DeskPageOut, error) {
 		p, err := r.get().UpdateDeskPage(ctx, which, in.Content)
-		return DeskPageOut{Path: p.Path, Revision: p.Revision}, err
+		return tasks.DeskPageOut{Path: p.Path, Revision: p.Revision}, err
 	})
 }
 

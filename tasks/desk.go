@@ -92,6 +92,9 @@ func (s *Service) CreateTodo(ctx context.Context, title, description string, fil
 
 // UpdateTodo changes a todo's progress, status and status text (001's statusDesc).
 func (s *Service) UpdateTodo(ctx context.Context, id string, progress *int, status, statusDesc *string) (atrium.Task, error) {
+	if _, err := writer(ctx); err != nil { // who may, before what they sent
+		return atrium.Task{}, err
+	}
 	n, err := ParseTodoID(id)
 	if err != nil {
 		return atrium.Task{}, err
@@ -109,6 +112,9 @@ func (s *Service) UpdateTodo(ctx context.Context, id string, progress *int, stat
 
 // ArchiveTodo moves a todo to the archive.
 func (s *Service) ArchiveTodo(ctx context.Context, id string) (atrium.Task, error) {
+	if _, err := writer(ctx); err != nil {
+		return atrium.Task{}, err
+	}
 	n, err := ParseTodoID(id)
 	if err != nil {
 		return atrium.Task{}, err

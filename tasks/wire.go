@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/store"
 )
 
 // The shapes callers see, for MCP (structured content) and REST alike. The
@@ -177,4 +178,62 @@ type InboxOut struct {
 // Output is in as callers see it.
 func (in Inbox) Output() InboxOut {
 	return InboxOut{Items: in.Items, Unread: in.Unread, Acked: in.Acked, AckCursor: in.AckCursor}
+}
+
+// TodoOut is a todo as 001's agents read it.
+type TodoOut struct {
+	ID         string           `json:"id"`
+	Number     int64            `json:"number"`
+	Title      string           `json:"title"`
+	Desc       string           `json:"description"`
+	Status     string           `json:"status"`
+	StatusDesc string           `json:"statusDesc"`
+	Progress   int              `json:"progress"`
+	Files      []store.TaskFile `json:"files"`
+	URL        string           `json:"url"`
+}
+
+// DeskPageOut is a desk's draft or plan.
+type DeskPageOut struct {
+	Path     string `json:"path"`
+	Content  string `json:"content"`
+	Revision int64  `json:"revision"`
+}
+
+// DeskOut is get_desk's answer.
+type DeskOut struct {
+	Handle   string               `json:"handle"`
+	Todos    []TodoOut            `json:"todos"`
+	Plan     *DeskPageOut         `json:"plan"`
+	Draft    *DeskPageOut         `json:"draft"`
+	Progress []store.ProgressItem `json:"progress"`
+}
+
+// DeskOutput is d as callers see it.
+func DeskOutput(d Desk) DeskOut {
+	out := DeskOut{Handle: d.Handle, Todos: []TodoOut{}, Progress: d.Progress}
+	for _, t := range d.Todos {
+		out.Todos = append(out.Todos, TodoOutput(t, d.Files[t.Number]))
+	}
+	if out.Progress == nil {
+		out.Progress = []store.ProgressItem{}
+	}
+	for _, p := range []struct {
+		in  *atrium.Page
+		out **DeskPageOut
+	}{{d.Plan, &out.Plan}, {d.Draft, &out.Draft}} {
+		if p.in != nil {
+			*p.out = &DeskPageOut{Path: p.in.Path, Content: p.in.Content, Revision: p.in.Revision}
+		}
+	}
+	return out
+}
+
+// TodoOutput is t, a todo, as callers see it.
+func TodoOutput(t atrium.Task, files []store.TaskFile) TodoOut {
+	if files == nil {
+		files = []store.TaskFile{}
+	}
+	return TodoOut{ID: TodoID(t.Number), Number: t.Number, Title: t.Title, Desc: t.Body, Status: string(t.Status),
+		StatusDesc: t.StatusText, Progress: t.Progress, Files: files}
 }
