@@ -17,6 +17,7 @@ import (
 	"github.com/atrium-hq/atrium/authn"
 	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
+	"github.com/atrium-hq/atrium/tasks"
 )
 
 //go:embed templates/*.html
@@ -31,6 +32,7 @@ type Handler struct {
 	Docs     *pages.Service
 	Review   *review.Service
 	Activity *activity.Service
+	Tasks    *tasks.Service
 	Logger   *slog.Logger
 
 	closeOnce sync.Once
@@ -105,6 +107,12 @@ func (h *Handler) routes(route func(pattern string, fn http.HandlerFunc, signedI
 	route("POST /admin/sessions/{id}/revoke", h.adminRevokeSession, true)
 	route("POST /admin/members/{handle}/role", h.adminSetRole, true)
 	route("POST /admin/members/{handle}/remove", h.adminRemoveMember, true)
+	route("GET /desk", h.myDesk, true)
+	route("GET /desk/{handle}", h.desk, true)
+	route("POST /desk/todos", h.deskAddTodo, true)
+	route("POST /desk/todos/{id}", h.deskUpdateTodo, true)
+	route("POST /desk/progress", h.deskAddProgress, true)
+	route("POST /desk/progress/archive", h.deskArchiveProgress, true)
 }
 
 // secure sends the headers every page carries: a Content-Security-Policy

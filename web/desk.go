@@ -1,0 +1,127 @@
+package web
+
+import (
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/markdown"
+	"github.com/atrium-hq/atrium/tasks"
+)
+
+// A principal's desk (001's console) in the browser: todos with progress
+// bars, the plan and the draft (pages, so they open with history and
+// threads), and the progress log. The owner adds todos and progress here;
+// anyone of the workspace may look.
+
+func init() {
+	templates["desk"] = template.Must(template.New("desk").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/desk.html"))
+}
+
+type deskView struct {
+	view
+	tasks.DeskOut
+	Mine      bool
+	PlanHTML  template.HTML
+	DraftHTML template.HTML
+	PlanPath  string
+	DraftPath string
+	Statuses  []string
+}
+
+// myDesk sends a signed-in person to their own desk.
+func (h *Handler) myDesk(w http.ResponseWriter, r *http.Request) {
+	a := atrium.ActorFromContext(r.Context())
+	if a == nil || a.Role == "" {
+		http.Redirect(w, r, "/login", http.StatusSeeOther)
+		return
+	}
+	http.Redirect(w, r, "/desk/"+url.PathEscape(a.Principal.Handle), http.StatusSeeOther)
+}
+
+func (h *Handler) desk(w http.ResponseWriter, r *http.Request) {
+	h.showDesk(w, r, http.StatusOK, "")
+}
+
+func (h *Handler) showDesk(w http.ResponseWriter, r *http.Request, status int, problem string) {
+	ctx := r.Context()
+	d, err := h.Tasks.GetDesk(ctx, r.PathValue("handle"))
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	a := atrium.ActorFromContext(ctx)
+	v := &deskView{DeskOut: tasks.DeskOutput(d), Mine: a != nil && a.Principal.Handle == d.Handle,
+		PlanPath: tasks.DeskPage(d.Handle, "Plan"), DraftPath: tasks.DeskPage(d.Handle, "Draft"),
+		Statuses: []string{"open", "in_progress", "blocked", "done"}}
+	v.Error = problem
+	for _, p := range []struct {
+		page *tasks.DeskPageOut
+		out  *template.HTML
+	}{{v.Plan, &v.PlanHTML}, {v.Draft, &v.DraftHTML}} {
+		if p.page == nil {
+			continue
+		}
+		html, err := markdown.Render(p.page.Content, func(markdown.Link) markdown.Target { return markdown.Target{Resolved: true} })
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		*p.out = template.HTML(html) // goldmark's output with raw HTML dropped
+	}
+	h.render(w, r, status, "desk", v)
+}
+
+// deskDone answers a desk form: back to the desk, or the desk saying why not.
+func (h *Handler) deskDone(w http.ResponseWriter, r *http.Request, err error, anchor string) {
+	a := atrium.ActorFromContext(r.Context())
+	if err == nil {
+		http.Redirect(w, r, "/desk/"+url.PathEscape(a.Principal.Handle)+"#"+anchor, http.StatusSeeOther)
+		return
+	}
+	if code := atrium.ErrorCode(err); code == atrium.EInternal || code == atrium.EUnauthenticated || code == atrium.EPermission {
+		h.fail(w, r, err)
+		return
+	}
+	r.SetPathValue("handle", a.Principal.Handle)
+	h.showDesk(w, r, http.StatusBadRequest, atrium.ErrorMessage(err))
+}
+
+func (h *Handler) deskAddTodo(w http.ResponseWriter, r *http.Request) {
+	_, err := h.Tasks.CreateTodo(r.Context(), r.PostFormValue("title"), r.PostFormValue("description"), nil)
+	h.deskDone(w, r, err, "todos")
+}
+
+func (h *Handler) deskUpdateTodo(w http.ResponseWriter, r *http.Request) {
+	var progress *int
+	if p := strings.TrimSpace(r.PostFormValue("progress")); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			h.deskDone(w, r, atrium.Errorf(atrium.EInvalid, "progress is a number from 0 to 100, not %q", p), "todos")
+			return
+		}
+		progress = &n
+	}
+	status, desc := r.PostFormValue("status"), r.PostFormValue("status_desc")
+	var err error
+	if r.PostFormValue("archive") != "" {
+		_, err = h.Tasks.ArchiveTodo(r.Context(), r.PathValue("id"))
+	} else {
+		_, err = h.Tasks.UpdateTodo(r.Context(), r.PathValue("id"), progress, &status, &desc)
+	}
+	h.deskDone(w, r, err, "todos")
+}
+
+func (h *Handler) deskAddProgress(w http.ResponseWriter, r *http.Request) {
+	_, err := h.Tasks.AddProgress(r.Context(), r.PostFormValue("description"), time.Time{})
+	h.deskDone(w, r, err, "progress")
+}
+
+func (h *Handler) deskArchiveProgress(w http.ResponseWriter, r *http.Request) {
+	_, err := h.Tasks.ArchiveProgress(r.Context())
+	h.deskDone(w, r, err, "progress")
+}
