@@ -64,6 +64,16 @@ func TestConsoleResourcesHearAnotherProcess(t *testing.T) {
 			t.Fatalf("summ's desk lacks %s: %s", want, got)
 		}
 	}
+	// Who is connected: the agent over stdio, the person's session over HTTP.
+	sessions, err := sub.ReadResource(ctx, &mcp.ReadResourceParams{URI: "atrium://sessions"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"principal":"summ","kind":"agent","transport":"stdio"`, `"principal":"admin","kind":"human","transport":"http","client":"subscriber 1"`} {
+		if !strings.Contains(sessions.Contents[0].Text, want) {
+			t.Fatalf("atrium://sessions lacks %s: %s", want, sessions.Contents[0].Text)
+		}
+	}
 	// The agent reads its own plan as a resource, as 001's agents do.
 	plan, err := agent.ReadResource(ctx, &mcp.ReadResourceParams{URI: "atrium://plan"})
 	if err != nil || plan.Contents[0].Text != "# Plan\n\n1. API\n" {

@@ -98,6 +98,7 @@ type Server struct {
 	calls     *metrics.Counter
 	duration  *metrics.Histogram
 	toolNames map[string]bool // the tools it serves, for metrics labels
+	seen      presenceSeen
 }
 
 // New returns a Server with the toolsets cfg names.
@@ -273,7 +274,7 @@ func (s *Server) build(ws atrium.Workspace) *mcp.Server {
 			Completions: &mcp.CompletionCapabilities{},
 		},
 	})
-	ms.AddReceivingMiddleware(s.recoverPanics, s.observe, s.awaitOpen, s.listTools, s.listResources(ws.ID), s.readResources)
+	ms.AddReceivingMiddleware(s.recoverPanics, s.observe, s.awaitOpen, s.listTools, s.listResources(ws.ID), s.presence(ws.ID), s.readResources)
 	for _, t := range s.tools {
 		t.add(s, ms, ws.ID)
 	}

@@ -45,6 +45,7 @@ func consoleToolset(s *Server) *Toolset {
 			deskResource(r, DraftURI, "draft", "Draft", "Your draft (Markdown).", markdownMIME, func(d tasks.Desk) (string, error) { return deskPageText(d.Draft), nil }),
 			deskResource(r, PlanURI, "plan", "Plan", "Your work plan (Markdown).", markdownMIME, func(d tasks.Desk) (string, error) { return deskPageText(d.Plan), nil }),
 			deskResource(r, ProgressURI, "progress", "Progress", "Today's progress items.", deskMIMEType, func(d tasks.Desk) (string, error) { return jsonText(tasks.DeskOutput(d).Progress) }),
+			sessionsResource(r),
 		},
 		Templates: []ResourceTemplate{todoResource(r)},
 	}

@@ -54,6 +54,8 @@ func resourceURIs(ev atrium.Event) (out []string) {
 		return []string{TodosURI, TodoURIPrefix + tasks.TodoID(p.Number)}
 	case strings.HasPrefix(ev.Kind, "desk."):
 		return []string{ProgressURI}
+	case strings.HasPrefix(ev.Kind, "presence."):
+		return []string{SessionsURI}
 	case strings.HasPrefix(ev.Kind, "page."):
 		// A desk's plan or draft is also its resource.
 		var desk []string

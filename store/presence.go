@@ -1,0 +1,52 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/atrium-hq/atrium"
+)
+
+// A Presence is one connected MCP session.
+type Presence struct {
+	Principal string               `json:"principal"`
+	Kind      atrium.PrincipalKind `json:"kind"`
+	Transport string               `json:"transport"`
+	Client    string               `json:"client,omitempty"`
+	Since     time.Time            `json:"since"`
+	LastSeen  time.Time            `json:"last_seen"`
+}
+
+// SeePresence records that session key of principal p is active now, and
+// reports whether it is new.
+func (tx *Tx) SeePresence(ctx context.Context, ws, p int64, key, transport, client string) (bool, error) {
+	res, err := tx.exec(ctx, "UPDATE presence SET seen_at = ?, principal_id = ? WHERE workspace_id = ? AND session_key = ?", micros(tx.now), p, ws, key)
+	if err != nil {
+		return false, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n > 0 {
+		return false, err
+	}
+	_, err = tx.exec(ctx, `INSERT INTO presence (workspace_id, session_key, principal_id, transport, client, started_at, seen_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (workspace_id, session_key) DO UPDATE SET seen_at = excluded.seen_at`, ws, key, p, transport, client, micros(tx.now), micros(tx.now))
+	return err == nil, err
+}
+
+// Present lists the sessions of workspace ws seen since the given time,
+// longest connected first; older rows are deleted on the way.
+func (tx *Tx) Present(ctx context.Context, ws int64, since time.Time) ([]Presence, error) {
+	return queryAll(ctx, tx, func(sc scanner) (p Presence, err error) {
+		var kind string
+		var start, seen int64
+		err = sc.Scan(&p.Principal, &kind, &p.Transport, &p.Client, &start, &seen)
+		p.Kind, p.Since, p.LastSeen = atrium.PrincipalKind(kind), fromMicros(start), fromMicros(seen)
+		return p, err
+	}, `SELECT pr.handle, pr.kind, s.transport, s.client, s.started_at, s.seen_at FROM presence s JOIN principals pr ON pr.id = s.principal_id
+		WHERE s.workspace_id = ? AND s.seen_at >= ? ORDER BY s.started_at, pr.handle LIMIT 500`, ws, micros(since))
+}
+
+// ForgetPresence deletes the rows of workspace ws not seen since the given time.
+func (tx *Tx) ForgetPresence(ctx context.Context, ws int64, before time.Time) error {
+	_, err := tx.exec(ctx, "DELETE FROM presence WHERE workspace_id = ? AND seen_at < ?", ws, micros(before))
+	return err
+}
