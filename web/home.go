@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/atrium-hq/atrium"
@@ -23,6 +24,7 @@ type activityItem struct {
 	store.EventBy
 	What string // the event in words
 	Page string // the page it is about, if any
+	Link string // where else it leads: a task, a desk
 }
 
 // eventWords says what an event kind means, for people.
@@ -32,6 +34,9 @@ var eventWords = map[string]string{
 	"annotation.created": "commented on", "annotation.updated": "updated a thread on", "annotation.deleted": "deleted a thread on",
 	"annotation.anchored": "re-anchored threads on", "review.created": "started a review of", "review.updated": "updated a review of",
 	"review.deleted": "dropped a review of",
+	"task.created": "created task", "task.updated": "updated task", "task.claimed": "claimed task",
+	"task.commented": "commented on task", "task.completed": "completed task",
+	"desk.progress": "logged progress on the desk of", "desk.archived": "closed the day on the desk of",
 }
 
 func (h *Handler) home(w http.ResponseWriter, r *http.Request, v *homeView) error {
@@ -49,6 +54,12 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request, v *homeView) erro
 		it := activityItem{EventBy: e, What: what}
 		if strings.HasSuffix(strings.ToLower(e.Subject), ".md") && e.Kind != "page.deleted" && e.Kind != "page.purged" {
 			it.Page = e.Subject
+		}
+		switch {
+		case strings.HasPrefix(e.Kind, "task.") && strings.HasPrefix(e.Subject, "#"):
+			it.Link = "/tasks/" + strings.TrimPrefix(e.Subject, "#")
+		case strings.HasPrefix(e.Kind, "desk.") && strings.HasPrefix(e.Subject, "@"):
+			it.Link = "/desk/" + url.PathEscape(strings.TrimPrefix(e.Subject, "@"))
 		}
 		if e.Kind == "page.moved" {
 			var p struct{ Path string }
