@@ -45,6 +45,10 @@ func TestBrowserDeskAndAgentShareTodos(t *testing.T) {
 			t.Fatalf("the desk page lacks %q:\n%s", want, page)
 		}
 	}
+	// The home page tells of it, linking to the task and the desk.
+	b.do("home", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`ul.activity a[href="/desk/admin"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`ul.activity a[href="/tasks/1"]`)))
+	b.do("back to the desk", chromedp.Navigate(srv.URL+"/desk/admin"), chromedp.WaitVisible(chromedp.ID("todo_1")))
 	// The person closes the day; the log empties, the todo stays.
 	b.do("close the day", chromedp.Click(chromedp.CSS(`form[action="/desk/progress/archive"] button`)), chromedp.WaitVisible(chromedp.ID("todo_1")))
 	if page := read(b, "desk after", chromedp.Text(chromedp.CSS("#progress"))); strings.Contains(page, "Started the browser todo") {
