@@ -124,6 +124,32 @@ func benchCall(b *testing.B, cs *mcp.ClientSession, tool string, args map[string
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 }
 
+// benchPaired times tool and whoami alternately and reports their p50 ratio:
+// on a shared machine whose load changes between two sub-benchmarks, only
+// calls made side by side compare.
+func benchPaired(b *testing.B, cs *mcp.ClientSession, tool string, args map[string]any) {
+	ctx := context.Background()
+	calls := []*mcp.CallToolParams{{Name: "whoami"}, {Name: tool, Arguments: args}}
+	lat := [2][]time.Duration{}
+	for i := range b.N + 20 {
+		for j, p := range calls {
+			t0 := time.Now()
+			res, err := cs.CallTool(ctx, p)
+			if i >= 20 {
+				lat[j] = append(lat[j], time.Since(t0))
+			}
+			if err != nil || res.IsError {
+				b.Fatalf("%s: %v %+v", p.Name, err, res)
+			}
+		}
+	}
+	p50 := func(l []time.Duration) time.Duration { slices.Sort(l); return l[len(l)/2] }
+	w, t := p50(lat[0]), p50(lat[1])
+	b.ReportMetric(float64(w.Microseconds()), "whoami-p50-µs")
+	b.ReportMetric(float64(t.Microseconds()), tool+"-p50-µs")
+	b.ReportMetric(float64(t)/float64(w), "ratio")
+}
+
 // peakRSS reads a process's peak resident set (VmHWM) in MiB.
 func peakRSS(pid int) float64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
@@ -150,6 +176,9 @@ func BenchmarkDocs(b *testing.B) {
 			b.Run("whoami", func(b *testing.B) { benchCall(b, cs, "whoami", nil) })
 			b.Run("read_page", func(b *testing.B) {
 				benchCall(b, cs, "read_page", map[string]any{"path": vaultgen.PathAt(n, n/2)})
+			})
+			b.Run("read_page-vs-whoami", func(b *testing.B) {
+				benchPaired(b, cs, "read_page", map[string]any{"path": vaultgen.PathAt(n, n/2)})
 			})
 			b.Run("search_pages/0.1%", func(b *testing.B) {
 				benchCall(b, cs, "search_pages", map[string]any{"query": marker})

@@ -37,6 +37,8 @@ workspace; call ` + "`whoami`" + ` to see who and where you are and what your ro
 - A failed call returns ` + "`{\"error\": …, \"code\": …}`" + `; the message says what to change. Codes:
   ` + "`invalid_argument`, `not_found`, `conflict`, `permission_denied`, `unauthenticated`, `too_large`,\n  `unavailable`, `internal`" + `. On ` + "`conflict`" + `, read again and retry your change.
 - Lists are paginated: pass ` + "`next_cursor`" + ` back as ` + "`cursor`" + `.
+- The examples run in order on a page ` + "`Projects/Alpha.md`" + ` with a section ` + "`Design > Storage`" + `;
+  ` + "`VAR=$(atrium call … | jq -r …)`" + ` keeps an id that later examples pass as ` + "`$VAR`" + `.
 `)
 	names := s.ToolsetNames()
 	if slices.Contains(names, DocsToolset) && slices.Contains(names, ReviewToolset) {
@@ -174,42 +176,84 @@ func writeToolDoc(b *strings.Builder, t *Tool) {
 			fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", p.name, p.typ, req, strings.ReplaceAll(p.desc, "|", "\\|"))
 		}
 	}
-	var args []string
-	for _, p := range ps {
-		if p.required && !strings.ContainsAny(p.name, ".[") {
-			args = append(args, p.name+"="+shellQuote(example(d.Name, p)))
+	ex, ok := toolExamples[d.Name]
+	if !ok {
+		var args []string
+		for _, p := range ps {
+			if p.required && !strings.ContainsAny(p.name, ".[") {
+				args = append(args, p.name+"="+shellQuote(example(p)))
+			}
 		}
+		ex.args = strings.Join(args, " ")
 	}
-	call := strings.Join(append([]string{d.Name}, args...), " ")
-	fmt.Fprintf(b, "\n```sh\natrium call %s\nmcporter call atrium.%s\n```\n", call, call)
+	call := strings.TrimSpace(d.Name + " " + ex.args)
+	b.WriteString("\n```sh\n")
+	for _, l := range ex.before {
+		b.WriteString(l + "\n")
+	}
+	if ex.keep != "" {
+		fmt.Fprintf(b, "%s=$(atrium call %s | jq -r %s)\n", ex.keep, call, ex.path)
+	} else {
+		fmt.Fprintf(b, "atrium call %s\n", call)
+	}
+	fmt.Fprintf(b, "mcporter call atrium.%s\n```\n", call)
 }
 
-// example is a plausible value of a parameter, for the examples.
-func example(tool string, p param) string {
+// toolExample is the example call of a tool. The examples of the skill run
+// in order as printed, on a workspace with the page Projects/Alpha.md (a
+// section Design > Storage, a person's submitted thread on it, an abandoned
+// draft of yours) and you an admin: e2e's TestSkillExamplesRun runs them so.
+// Ids go from one example to the next in shell variables, never as made-up
+// values that exist nowhere.
+type toolExample struct {
+	args   string   // key=value …, quoted for a shell
+	keep   string   // the shell variable that keeps an id of the result
+	path   string   // where the id is in the result, for jq
+	before []string // what must run first (atrium call lines)
+}
+
+var toolExamples = map[string]toolExample{
+	"whoami":                {},
+	"list_pages":            {args: "path=Projects"},
+	"get_tree":              {},
+	"read_page":             {args: "path=Projects/Alpha.md"},
+	"write_page":            {args: "path=Notes/Today.md content='# Today'"},
+	"edit_page":             {args: `path=Projects/Alpha.md operations='[{"op":"append","section":"Design > Storage","text":"- backups run hourly"}]'`},
+	"create_page":           {args: "title=Beta parent_path=Projects"},
+	"delete_page":           {args: "path=Projects/Beta.md"},
+	"move_page":             {args: "source_path=Notes/Today.md destination_path=Archive/Today.md"},
+	"search_pages":          {args: "query='where do we store data'"},
+	"get_page_links":        {args: "path=Projects/Alpha.md"},
+	"add_attachment":        {args: "page_path=Projects/Alpha.md file_name=notes.txt content_base64=aGVsbG8K"},
+	"list_page_revisions":   {args: "path=Projects/Alpha.md"},
+	"restore_page_revision": {args: "path=Projects/Alpha.md revision=1"},
+	"list_trash":            {},
+	"restore_page":          {args: "path=Projects/Beta.md"},
+	"purge_page": {args: "page_id=$PAGE",
+		before: []string{"PAGE=$(atrium call delete_page path=Archive/Today.md | jq -r .page_id)"}},
+	"list_annotations":   {args: "doc_path=Projects/Alpha.md"},
+	"get_annotation":     {args: "annotation_id=$ANN"},
+	"create_annotation":  {args: "doc_path=Projects/Alpha.md section='Design > Storage' quote='{\"exact\":\"SQLite first\"}' content='Could we say why?'"},
+	"edit_annotation":    {args: "annotation_id=$ANN content='Why SQLite first, and when PostgreSQL?'"},
+	"resolve_annotation": {args: "annotation_id=$ANN"},
+	"reopen_annotation":  {args: "annotation_id=$ANN"},
+	"delete_annotation":  {args: "annotation_id=$ANN"},
+	"submit_review":      {args: "doc_path=Projects/Alpha.md summary='Second pass'", keep: "REV", path: ".review.id"},
+	"list_reviews":       {args: "doc_path=Projects/Alpha.md"},
+	"get_review":         {args: "review_id=$REV"},
+	"complete_review":    {args: "review_id=$REV summary='All addressed'"},
+}
+
+// example is a plausible value of a parameter, for a tool with no example
+// of its own.
+func example(p param) string {
 	switch p.name {
 	case "path", "doc_path", "page_path":
 		return "Projects/Alpha.md"
-	case "source_path":
-		return "Projects/Alpha.md"
-	case "destination_path":
-		return "Archive/Alpha.md"
 	case "content":
-		if strings.Contains(tool, "annotation") {
-			return "Could we say why?"
-		}
 		return "Project details."
-	case "title":
-		return "Beta"
 	case "query":
 		return "how do we back up the database"
-	case "annotation_id":
-		return "ann_0123456789abcdef"
-	case "review_id":
-		return "rev_0123456789abcdef"
-	case "revision":
-		return "2"
-	case "operations":
-		return `[{"op":"append","text":"- a new item"}]`
 	}
 	switch p.typ {
 	case "integer", "number":

@@ -37,6 +37,14 @@ func TestSkillGolden(t *testing.T) {
 			}
 		}
 	}
+	// Nested fields are documented: an agent cannot build the argument otherwise.
+	for _, field := range []string{"quote.exact", "quote.prefix", "quote.suffix", "operations[].op", "operations[].text",
+		"operations[].section", "operations[].find", "operations[].replace", "operations[].expected_count",
+		"operations[].content", "operations[].frontmatter"} {
+		if !strings.Contains(got, "| `"+field+"` |") {
+			t.Errorf("the skill does not list the field %s", field)
+		}
+	}
 	for _, r := range mcpserver.Recipes {
 		if !strings.Contains(got, r.Title) {
 			t.Errorf("the skill lacks the recipe %q", r.Title)

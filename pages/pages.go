@@ -47,6 +47,7 @@ type Service struct {
 	hooks          []Hook
 	searches       *gate
 	dfs            dfCache
+	fm             fmCache
 }
 
 // A Change is one page written, moved or deleted, as hooks see it.
@@ -297,7 +298,14 @@ func (s *Service) ReadPage(ctx context.Context, r ReadRequest) (ReadResult, erro
 	}
 	a := atrium.ActorFromContext(ctx)
 	var res ReadResult
-	err = s.db.View(ctx, func(tx *store.Tx) error {
+	// The current page is one statement, consistent on its own: no
+	// transaction (BEGIN and ROLLBACK were a third of a read). An earlier
+	// revision reads twice, so that both agree.
+	run := s.db.Read
+	if r.Revision > 0 {
+		run = s.db.View
+	}
+	err = run(ctx, func(tx *store.Tx) error {
 		p, err := visiblePage(ctx, tx, a.Workspace.ID, path, member)
 		if err != nil {
 			return err
@@ -327,11 +335,14 @@ func (s *Service) ReadPage(ctx context.Context, r ReadRequest) (ReadResult, erro
 	if !member {
 		res.Page = anonymous(res.Page)
 	}
-	fm, body, doc := markdown.ParsePage(res.Content)
-	if res.Frontmatter, err = frontmatterMap(fm); err != nil {
+	fm, body, _ := markdown.Split(res.Content)
+	if res.Frontmatter, err = s.frontmatter(fm); err != nil {
 		return ReadResult{}, err
 	}
 	if r.Section != "" {
+		// Only a section needs the Markdown structure (the costliest part
+		// of a read, when it was parsed for every one).
+		_, _, doc := markdown.ParsePage(res.Content)
 		h, err := doc.Section(r.Section)
 		if err != nil {
 			return ReadResult{}, sectionError(res.Page.Path, err)
@@ -341,6 +352,19 @@ func (s *Service) ReadPage(ctx context.Context, r ReadRequest) (ReadResult, erro
 		res.Line = h.Line
 	}
 	return res, nil
+}
+
+// frontmatter decodes a page's frontmatter, from the cache when it was
+// decoded lately.
+func (s *Service) frontmatter(fm string) (map[string]any, error) {
+	if m, ok := s.fm.get(fm); ok {
+		return m, nil
+	}
+	m, err := frontmatterMap(fm)
+	if err == nil {
+		s.fm.put(fm, m)
+	}
+	return m, err
 }
 
 // lineOffset is the number of lines before the body in content.
