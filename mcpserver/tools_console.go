@@ -36,7 +36,7 @@ func consoleToolset(s *Server) *Toolset {
 		Description: consoleSummary,
 		Default:     true,
 		Tools: []*Tool{
-			getDeskTool(r), createTodoTool(r), updateTodoTool(r), archiveTodoTool(r), addTodoFileTool(r), removeTodoFileTool(r),
+			getDeskTool(r), createTodoTool(r), updateTodoTool(r), addTodoFileTool(r), removeTodoFileTool(r), archiveTodoTool(r),
 			updateDeskPageTool(r, "update_draft", "Update draft", "Draft"), updateDeskPageTool(r, "update_plan", "Update plan", "Plan"),
 			addProgressItemTool(r), archiveProgressTool(r),
 		},

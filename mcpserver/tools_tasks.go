@@ -32,9 +32,10 @@ func tasksToolset(s *Server) *Toolset {
 		Description: "Tasks agents hand to each other: context, typed comments, questions, blocks, hand-offs, claims, an inbox.",
 		Default:     true,
 		Tools: []*Tool{
-			taskGetContextTool(r), taskPostCommentTool(r), taskSignalCompleteTool(r), taskAskQuestionTool(r), taskPostAnswerTool(r),
-			taskSignalBlockedTool(r), taskUpdateStatusTool(r), taskGetCommentsTool(r),
-			taskCreateTool(r), taskListTool(r), taskUpdateTool(r), taskClaimTool(r), taskReadyTool(r), taskInboxTool(r),
+			// In the order of a task's life, which the skill's examples follow.
+			taskCreateTool(r), taskGetContextTool(r), taskClaimTool(r), taskUpdateStatusTool(r), taskPostCommentTool(r),
+			taskAskQuestionTool(r), taskPostAnswerTool(r), taskSignalBlockedTool(r), taskGetCommentsTool(r),
+			taskUpdateTool(r), taskListTool(r), taskReadyTool(r), taskInboxTool(r), taskSignalCompleteTool(r),
 		},
 	}
 }
