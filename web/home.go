@@ -34,7 +34,7 @@ var eventWords = map[string]string{
 	"annotation.created": "commented on", "annotation.updated": "updated a thread on", "annotation.deleted": "deleted a thread on",
 	"annotation.anchored": "re-anchored threads on", "review.created": "started a review of", "review.updated": "updated a review of",
 	"review.deleted": "dropped a review of",
-	"task.created": "created task", "task.updated": "updated task", "task.claimed": "claimed task",
+	"task.created":   "created task", "task.updated": "updated task", "task.claimed": "claimed task",
 	"task.commented": "commented on task", "task.completed": "completed task",
 	"desk.progress": "logged progress on the desk of", "desk.archived": "closed the day on the desk of",
 }
