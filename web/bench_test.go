@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/activity"
@@ -73,11 +75,16 @@ func BenchmarkRenderPage(b *testing.B) {
 		weight += len(s)
 	}
 	_, empty := get("/") // the home page of a quiet workspace: the shell alone
+	var lat []time.Duration
 	b.ResetTimer()
 	for b.Loop() {
+		t0 := time.Now()
 		if code, _ := get("/pages/Design.md"); code != 200 {
 			b.Fatal(code)
 		}
+		lat = append(lat, time.Since(t0))
 	}
 	b.ReportMetric(float64(weight+len(empty))/1024, "KiB-first-page")
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 }
