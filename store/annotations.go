@@ -91,7 +91,7 @@ type AnnotationFilter struct {
 	ParentID  int64 // list the replies of this annotation only
 	// ParentIDs lists the replies of these annotations, all in one query.
 	ParentIDs []int64
-	RootsOnly bool // thread roots only, no replies
+	RootsOnly bool  // thread roots only, no replies
 	Viewer    int64 // drafts are listed only to their author (0: no drafts)
 	SeeDrafts bool  // an admin sees every draft
 	After     struct{ Created, ID int64 }
