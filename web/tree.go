@@ -34,9 +34,9 @@ type treeItem struct {
 // JavaScript (a folder link leads here) and for a folder's own address.
 type treeView struct {
 	view
-	Folder  string
-	Crumbs  []crumb
-	Level   *treeLevel
+	Folder string
+	Crumbs []crumb
+	Level  *treeLevel
 }
 
 type crumb struct{ Name, Folder string }
