@@ -48,7 +48,8 @@ var loadPages = sized(1500, 3000)
 // every acknowledged write is readable after, and a second client's light
 // calls keep being answered meanwhile. Then the two shapes that deadlocked:
 // 8 searches piped into one `atrium mcp`, and 32 parallel searches over HTTP
-// after which /healthz still answers.
+// after which /healthz still answers. Last, browsers on the web routes while
+// an agent writes over MCP.
 func TestReliabilityConcurrency(t *testing.T) {
 	vault := t.TempDir()
 	if _, errOut, code := runAtrium(t, nil, "dev", "gen-vault", "-n", fmt.Sprint(loadPages), "--seed", "1", vault); code != 0 {
@@ -63,6 +64,7 @@ func TestReliabilityConcurrency(t *testing.T) {
 		t.Run("mixed", func(t *testing.T) { mixedLoad(t, srv, string(e)) })
 		t.Run("stdio pipe of 8 searches", func(t *testing.T) { pipedSearches(t, srv, string(e), 8) })
 		t.Run("http 32 searches", func(t *testing.T) { parallelHTTPSearches(t, srv, string(e), 32) })
+		t.Run("web", func(t *testing.T) { webLoad(t, srv, string(e)) })
 	})
 }
 

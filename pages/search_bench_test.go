@@ -26,11 +26,7 @@ import (
 //
 //	go test ./pages -run '^$' -bench SearchSpeed -benchtime 200x
 func BenchmarkSearchSpeed(b *testing.B) {
-	n := 100000
-	if v, err := strconv.Atoi(os.Getenv("ATRIUM_BENCH_PAGES")); err == nil && v > 0 {
-		n = v
-	}
-	svc, ctx := searchBenchVault(b, n)
+	svc, ctx := searchBenchVault(b, benchPages())
 	for _, c := range []struct{ name, q string }{
 		{"rare-word", vaultgen.Marker(1000)},
 		{"question-4", "how do we plan the storage migration review"},
@@ -54,6 +50,14 @@ func BenchmarkSearchSpeed(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 		})
 	}
+}
+
+// benchPages is the size of the generated vault: ATRIUM_BENCH_PAGES, or 100,000.
+func benchPages() int {
+	if v, err := strconv.Atoi(os.Getenv("ATRIUM_BENCH_PAGES")); err == nil && v > 0 {
+		return v
+	}
+	return 100000
 }
 
 func searchBenchVault(b *testing.B, n int) (*pages.Service, context.Context) {

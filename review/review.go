@@ -288,16 +288,12 @@ func (s *Service) List(ctx context.Context, r ListRequest) (ListResult, error) {
 	var res ListResult
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		if r.DocPath != "" {
-			p, err := docPage(ctx, tx, a, r.DocPath)
-			switch {
-			case err == nil:
-				f.DocPath = p.Path
-			case atrium.ErrorCode(err) == atrium.ENotFound:
-				f.DocPath = strings.TrimPrefix(r.DocPath, "/") // its annotations outlive it, orphaned
-			default:
+			var p atrium.Page
+			f.DocPath, p, err = docFilter(ctx, tx, a, r.DocPath)
+			if err != nil {
 				return err
 			}
-			if r.Section != "" && err == nil {
+			if r.Section != "" && p.ID != 0 {
 				_, body, _ := markdown.Split(p.Content)
 				if h, err := markdown.Parse(body).Section(r.Section); err == nil {
 					f.Section = sectionPath(h)
@@ -339,6 +335,20 @@ func (s *Service) List(ctx context.Context, r ListRequest) (ListResult, error) {
 		return nil
 	})
 	return res, err
+}
+
+// docFilter is the document path annotations are filtered by: the page's
+// own spelling, or the path as given when the page is gone (its annotations
+// outlive it, orphaned), with the zero page then.
+func docFilter(ctx context.Context, tx *store.Tx, a *atrium.Actor, path string) (string, atrium.Page, error) {
+	p, err := docPage(ctx, tx, a, path)
+	switch {
+	case err == nil:
+		return p.Path, p, nil
+	case atrium.ErrorCode(err) == atrium.ENotFound:
+		return strings.TrimPrefix(path, "/"), atrium.Page{}, nil
+	}
+	return "", atrium.Page{}, err
 }
 
 func clamp(n, def, max int) int {

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs the `go test -fuzz` targets of the given packages (default: the
-# protocol targets in ./mcpserver; ./... for every target of the repository)
+# protocol targets in ./mcpserver and the browser routes' in ./web; ./... for
+# every target of the repository)
 # in turn, each for ${FUZZTIME:-10s}, and fails if any of them finds a
 # failing input (go test writes it under the package's testdata/fuzz/, where
 # it becomes a seed that `make test` runs until the bug is fixed). Targets are
 # found in the sources (func FuzzXxx in *_test.go), so a new one is run
-# without editing this. The default run takes about 45 s on 2 cores.
+# without editing this. The default run takes about a minute on 2 cores.
 #
 # Prints one line per target for the reliability report:
 #   RELIABILITY fuzz FuzzStdio: execs=11143 new=13 corpus=31 time=10s
@@ -22,7 +23,7 @@ workers=${FUZZ_WORKERS:-2}
 failed=0
 found=0
 pkgs=("$@")
-[[ ${#pkgs[@]} -gt 0 ]] || pkgs=(./mcpserver)
+[[ ${#pkgs[@]} -gt 0 ]] || pkgs=(./mcpserver ./web)
 dirs=()
 for p in "${pkgs[@]}"; do
 	dirs+=("${p%/...}")

@@ -89,11 +89,13 @@ type AnnotationFilter struct {
 	Status    atrium.AnnotationStatus
 	ReviewID  int64
 	ParentID  int64 // list the replies of this annotation only
+	// ParentIDs lists the replies of these annotations, all in one query.
+	ParentIDs []int64
+	RootsOnly bool  // thread roots only, no replies
 	Viewer    int64 // drafts are listed only to their author (0: no drafts)
 	SeeDrafts bool  // an admin sees every draft
 	After     struct{ Created, ID int64 }
 	Limit     int
-	rootsOnly bool
 }
 
 // Annotations lists annotations in creation order.
@@ -120,7 +122,13 @@ func (tx *Tx) Annotations(ctx context.Context, f AnnotationFilter) ([]atrium.Ann
 		q += " AND a.parent_id = ?"
 		args = append(args, f.ParentID)
 	}
-	if f.rootsOnly {
+	if len(f.ParentIDs) > 0 {
+		q += " AND a.parent_id IN (" + placeholders(len(f.ParentIDs)) + ")"
+		for _, id := range f.ParentIDs {
+			args = append(args, id)
+		}
+	}
+	if f.RootsOnly {
 		q += " AND a.parent_id IS NULL"
 	}
 	if !f.SeeDrafts {
@@ -201,7 +209,7 @@ func (tx *Tx) DeleteAnnotation(ctx context.Context, id int64) (int, error) {
 // ThreadRoots returns the root annotations of a document (their replies
 // share their anchor), for re-anchoring.
 func (tx *Tx) ThreadRoots(ctx context.Context, ws int64, docPath string) ([]atrium.Annotation, error) {
-	return tx.Annotations(ctx, AnnotationFilter{Workspace: ws, DocPath: docPath, SeeDrafts: true, rootsOnly: true})
+	return tx.Annotations(ctx, AnnotationFilter{Workspace: ws, DocPath: docPath, SeeDrafts: true, RootsOnly: true})
 }
 
 // MoveAnnotations carries a document's annotations and reviews to its new path.

@@ -693,3 +693,22 @@ func (db *DB) OptimizeSearch(ctx context.Context) error {
 		return err
 	})
 }
+
+// ChildFolders lists the folders directly in folder parent (a key, "" for
+// the root) whose keys follow after (or equal it, when inclusive), in key
+// order, through the parent index: a cost of limit rows at any size of tree.
+// Without includePrivate, folders holding no public page are left out.
+func (tx *Tx) ChildFolders(ctx context.Context, ws int64, parent, after string, inclusive bool, limit int, includePrivate bool) ([]Folder, error) {
+	op := ">"
+	if inclusive {
+		op = ">="
+	}
+	q := "SELECT path, pages, public_pages FROM folders WHERE workspace_id = ? AND parent_key = ? AND path_key " + op + " ?"
+	if !includePrivate {
+		q += " AND public_pages > 0"
+	}
+	return queryAll(ctx, tx, func(sc scanner) (f Folder, err error) {
+		err = sc.Scan(&f.Path, &f.Pages, &f.Public)
+		return f, err
+	}, q+" ORDER BY path_key LIMIT ?", ws, parent, after, limit)
+}

@@ -76,18 +76,11 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request, v *homeView) erro
 	v.Reviews = reviews.Reviews
 	// Waiting for me: open threads I took part in whose last word is
 	// someone else's.
-	open, err := h.Review.List(ctx, review.ListRequest{Status: atrium.StatusSubmitted, Limit: 100})
+	open, err := h.Review.Threads(ctx, review.ThreadsRequest{Status: atrium.StatusSubmitted, Limit: 100})
 	if err != nil {
 		return err
 	}
-	for _, l := range open.Annotations {
-		if l.ParentUID != "" || l.Replies == 0 && l.Author == a.Principal.Handle {
-			continue
-		}
-		t, err := h.Review.Get(ctx, l.UID)
-		if err != nil {
-			return err
-		}
+	for _, t := range open.Threads {
 		all := append([]atrium.Annotation{t.Annotation}, t.Replies...)
 		mine := false
 		for _, x := range all {

@@ -19,8 +19,7 @@ type pageView struct {
 	Page      atrium.Page
 	HTML      template.HTML // rendered by markdown.Render: raw HTML dropped
 	Tags      []string
-	Siblings  []pages.Entry // the page's folder, for the sidebar
-	MoreInDir bool
+	Tree      *treeLevel // the sidebar: the root, open down to the page
 	Backlinks []pages.IncomingLink
 	Folder    string
 	Threads   []threadView
@@ -85,9 +84,9 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 		v.Folder = ""
 	}
 	a := atrium.ActorFromContext(ctx)
-	list, err := h.Docs.ListPages(ctx, pages.ListRequest{Path: v.Folder, IncludePrivate: a.Role != "", Limit: sidebarLimit})
-	if err == nil {
-		v.Siblings, v.MoreInDir = list.Entries, list.NextCursor != ""
+	if v.Tree, err = h.sidebar(r, read.Page); err != nil {
+		h.fail(w, r, err)
+		return
 	}
 	if a.Role != "" {
 		// Read first, so that a change made while the page renders is
@@ -108,10 +107,6 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	}
 	h.render(w, r, http.StatusOK, "page", &v)
 }
-
-// sidebarLimit keeps the sidebar light at any size of workspace: one folder,
-// at most this many entries.
-const sidebarLimit = 200
 
 // pageURL is the browser address of a page.
 func pageURL(p string) string {

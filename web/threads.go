@@ -20,18 +20,11 @@ type threadView struct {
 // replies; orphaned ones (their quote is gone) apart.
 func (h *Handler) threads(r *http.Request, p string) (anchored, orphaned []threadView, err error) {
 	a := atrium.ActorFromContext(r.Context())
-	list, err := h.Review.List(r.Context(), review.ListRequest{DocPath: p, Limit: 200})
+	list, err := h.Review.Threads(r.Context(), review.ThreadsRequest{DocPath: p, Limit: 200})
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, l := range list.Annotations {
-		if l.ParentUID != "" {
-			continue
-		}
-		t, err := h.Review.Get(r.Context(), l.UID)
-		if err != nil {
-			return nil, nil, err
-		}
+	for _, t := range list.Threads {
 		tv := threadView{Root: t.Annotation, Replies: t.Replies, Mine: a.Role == atrium.RoleAdmin || t.Annotation.Author == a.Principal.Handle}
 		if t.Annotation.Orphaned {
 			orphaned = append(orphaned, tv)

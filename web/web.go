@@ -54,12 +54,12 @@ func (h *Handler) Close() {
 var templates = map[string]*template.Template{}
 
 func init() {
-	for _, name := range []string{"index", "login", "logout", "page", "error", "search", "edit", "delete", "history", "trash"} {
-		templates[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
+	for _, name := range []string{"index", "login", "logout", "page", "error", "search", "edit", "delete", "history", "trash", "tree"} {
+		templates[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/treeitems.html", "templates/"+name+".html"))
 	}
 }
 
-var funcs = template.FuncMap{"pageURL": pageURL}
+var funcs = template.FuncMap{"pageURL": pageURL, "folderURL": folderURL}
 
 // Register mounts the routes on mux.
 func (h *Handler) Register(mux *http.ServeMux) {
@@ -113,6 +113,7 @@ func (h *Handler) routes(route func(pattern string, fn http.HandlerFunc, signedI
 	route("POST /desk/todos/{id}", h.deskUpdateTodo, true)
 	route("POST /desk/progress", h.deskAddProgress, true)
 	route("POST /desk/progress/archive", h.deskArchiveProgress, true)
+	route("GET /tree", h.tree, true)
 }
 
 // secure sends the headers every page carries: a Content-Security-Policy

@@ -1,0 +1,86 @@
+package web_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/activity"
+	"github.com/atrium-hq/atrium/authn"
+	"github.com/atrium-hq/atrium/identity"
+	"github.com/atrium-hq/atrium/identity/identitytest"
+	"github.com/atrium-hq/atrium/pages"
+	"github.com/atrium-hq/atrium/review"
+	"github.com/atrium-hq/atrium/store"
+	"github.com/atrium-hq/atrium/store/storetest"
+	"github.com/atrium-hq/atrium/web"
+)
+
+// site is the browser surface in process over a fresh SQLite store, with an
+// admin's token.
+type site struct {
+	mux    *http.ServeMux
+	secret string
+	ctx    context.Context // the admin, for the services
+	docs   *pages.Service
+	rev    *review.Service
+}
+
+func newSite(tb testing.TB) *site {
+	tb.Helper()
+	db := storetest.MustOpen(tb, store.SQLite, &store.Options{Conns: 4})
+	ids := identitytest.New(tb, db)
+	docs := pages.New(db, nil)
+	rev := review.New(db, docs, nil)
+	secret, _, err := ids.CreateToken(context.Background(), identity.TokenRequest{Principal: "dede", Workspace: atrium.DefaultWorkspace, Role: atrium.RoleAdmin})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	a, err := ids.Authenticate(context.Background(), secret, "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	logger := slog.New(slog.DiscardHandler)
+	h := &web.Handler{Auth: &authn.Authenticator{Mode: authn.ModeToken, Identity: ids, Logger: logger}, Docs: docs, Review: rev, Activity: activity.New(db), Logger: logger}
+	mux := http.NewServeMux()
+	h.Register(mux)
+	tb.Cleanup(h.Close)
+	return &site{mux: mux, secret: secret, ctx: atrium.NewContextWithActor(context.Background(), a), docs: docs, rev: rev}
+}
+
+// do serves one request; signed in with the admin's token unless anonymous.
+func (s *site) do(method, target string, form url.Values, header http.Header, anonymous bool) (int, string) {
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req := httptest.NewRequest(method, target, body)
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	if !anonymous {
+		req.Header.Set("Authorization", "Bearer "+s.secret)
+	}
+	rec := httptest.NewRecorder()
+	s.mux.ServeHTTP(rec, req)
+	out, _ := io.ReadAll(rec.Result().Body)
+	return rec.Code, string(out)
+}
+
+func (s *site) get(target string) (int, string) { return s.do("GET", target, nil, nil, false) }
+
+func (s *site) write(tb testing.TB, path, content string) {
+	tb.Helper()
+	if _, err := s.docs.WritePage(s.ctx, pages.WriteRequest{Path: path, Content: content, Overwrite: true}); err != nil {
+		tb.Fatal(err)
+	}
+}
