@@ -18,6 +18,7 @@ import (
 	"github.com/atrium-hq/atrium/internal/jsonerr"
 	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
+	"github.com/atrium-hq/atrium/tasks"
 )
 
 // Handler serves /api/… (and /w/{workspace}/api/…).
@@ -25,6 +26,7 @@ type Handler struct {
 	Auth   *authn.Authenticator
 	Docs   *pages.Service
 	Review *review.Service
+	Tasks  *tasks.Service
 	Logger *slog.Logger
 }
 
@@ -62,6 +64,7 @@ func (h *Handler) routes(route func(pattern string, fn http.HandlerFunc)) {
 	route("GET /api/attachments/{path...}", h.getAttachment)
 	h.registerReview(route)
 	h.registerTrash(route)
+	h.registerTasks(route)
 }
 
 // splitPage parses {path...} into the page path and what follows it:
@@ -143,7 +146,7 @@ func baseRevision(r *http.Request, body int64) (int64, error) {
 	v = strings.Trim(strings.TrimPrefix(v, "W/"), `"`)
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n <= 0 {
-		return 0, atrium.Errorf(atrium.EInvalid, "If-Match must be a page revision, not %q", r.Header.Get("If-Match"))
+		return 0, atrium.Errorf(atrium.EInvalid, "If-Match must be a revision number, not %q", r.Header.Get("If-Match"))
 	}
 	return n, nil
 }

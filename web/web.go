@@ -17,6 +17,7 @@ import (
 	"github.com/atrium-hq/atrium/authn"
 	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
+	"github.com/atrium-hq/atrium/tasks"
 )
 
 //go:embed templates/*.html
@@ -30,6 +31,7 @@ type Handler struct {
 	Auth     *authn.Authenticator
 	Docs     *pages.Service
 	Review   *review.Service
+	Tasks    *tasks.Service
 	Activity *activity.Service
 	Logger   *slog.Logger
 
@@ -99,6 +101,7 @@ func (h *Handler) routes(route func(pattern string, fn http.HandlerFunc, signedI
 	route("POST /trash/{id}/restore", h.restoreFromTrash, true)
 	route("GET /events", h.events, true)
 	route("GET /search", h.search, true)
+	h.registerTasks(route)
 }
 
 // secure sends the headers every page carries: a Content-Security-Policy

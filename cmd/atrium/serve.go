@@ -139,8 +139,8 @@ every caller the local admin and is only allowed on a loopback address.`,
 			}
 			auth := &authn.Authenticator{Mode: mode, Identity: a.identity, Logger: a.log}
 			mcpHTTP := mcp.HTTP(mcpserver.HTTPOptions{Auth: auth, SessionTimeout: sessionTimeout})
-			ui := &web.Handler{Auth: auth, Docs: a.docs, Review: a.review, Activity: activity.New(a.db), Logger: a.log}
-			rest := &api.Handler{Auth: auth, Docs: a.docs, Review: a.review, Logger: a.log}
+			ui := &web.Handler{Auth: auth, Docs: a.docs, Review: a.review, Tasks: a.tasks, Activity: activity.New(a.db), Logger: a.log}
+			rest := &api.Handler{Auth: auth, Docs: a.docs, Review: a.review, Tasks: a.tasks, Logger: a.log}
 			srv := httpserve.New(httpserve.Config{
 				Addr: addr,
 				Register: func(mux *http.ServeMux) {
