@@ -147,7 +147,8 @@ type InboxItem struct {
 	TaskTitle  string     `json:"title"`
 	CommentID  int64      `json:"comment_id,omitempty"`
 	From       string     `json:"from"`
-	Text       string     `json:"text,omitempty"` // the comment as shown
+	FromType   AuthorType `json:"from_type,omitempty"` // a person's or an agent's doing
+	Text       string     `json:"text,omitempty"`      // the comment as shown
 	CreatedAt  time.Time  `json:"created_at"`
 	ReadAt     *time.Time `json:"read_at,omitempty"`
 }

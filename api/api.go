@@ -65,6 +65,7 @@ func (h *Handler) routes(route func(pattern string, fn http.HandlerFunc)) {
 	h.registerReview(route)
 	h.registerTrash(route)
 	h.registerConsole(route)
+	h.registerTasks(route)
 }
 
 // splitPage parses {path...} into the page path and what follows it:
@@ -146,7 +147,7 @@ func baseRevision(r *http.Request, body int64) (int64, error) {
 	v = strings.Trim(strings.TrimPrefix(v, "W/"), `"`)
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n <= 0 {
-		return 0, atrium.Errorf(atrium.EInvalid, "If-Match must be a page revision, not %q", r.Header.Get("If-Match"))
+		return 0, atrium.Errorf(atrium.EInvalid, "If-Match must be a revision number, not %q", r.Header.Get("If-Match"))
 	}
 	return n, nil
 }

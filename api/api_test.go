@@ -26,6 +26,7 @@ import (
 // server is the REST API over a fresh store, with a writer's and a reader's token.
 type server struct {
 	url, writer, reader, other string
+	agent                      string // duc, an agent writer
 }
 
 func mustServer(t *testing.T, e store.Engine) *server {
@@ -37,13 +38,18 @@ func mustServer(t *testing.T, e store.Engine) *server {
 		t.Fatal(err)
 	}
 	token := func(handle, ws string, role atrium.Role) string {
-		secret, _, err := ids.CreateToken(ctx, identity.TokenRequest{Principal: handle, Workspace: ws, Role: role})
+		kind := atrium.KindHuman
+		if handle == "duc" {
+			kind = atrium.KindAgent
+		}
+		secret, _, err := ids.CreateToken(ctx, identity.TokenRequest{Principal: handle, Kind: kind, Workspace: ws, Role: role})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return secret
 	}
-	s := &server{writer: token("wendy", "default", atrium.RoleWriter), reader: token("rita", "default", atrium.RoleReader), other: token("otto", "other", atrium.RoleAdmin)}
+	s := &server{writer: token("wendy", "default", atrium.RoleWriter), reader: token("rita", "default", atrium.RoleReader), other: token("otto", "other", atrium.RoleAdmin),
+		agent: token("duc", "default", atrium.RoleWriter)}
 	mux := http.NewServeMux()
 	d := pages.New(db, nil)
 	tsk := tasks.New(db, nil)

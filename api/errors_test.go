@@ -67,6 +67,7 @@ func TestRESTErrorsNameNoGoInternals(t *testing.T) {
 		s.do(t, call{name: "page", method: "PUT", url: "/api/pages/Bad.md", token: s.writer, body: jsonBody(map[string]any{"content": "# Bad\n\ntext\n"}), status: 201})
 		ann := idOf(t, s.do(t, call{name: "annotation", method: "POST", url: "/api/annotations", token: s.writer, body: `{"doc_path":"Bad.md","content":"why?"}`, status: 201}), "annotation")
 		rev := idOf(t, s.do(t, call{name: "review", method: "POST", url: "/api/reviews", token: s.writer, body: `{"doc_path":"Bad.md","summary":"s"}`, status: 201}), "review")
+		s.do(t, call{name: "task", method: "POST", url: "/api/tasks", token: s.writer, body: `{"title":"Bad"}`, status: 201})
 
 		bodies := []string{"", "{bad", "[]", `"s"`, "42", `{"no_such_field":1}`, `{"quote":{"exact":5}}`, `{"operations":[{"op":5}]}`, `{"content":"x"} trailing`}
 		for _, f := range bodyFields(t) {
@@ -81,7 +82,7 @@ func TestRESTErrorsNameNoGoInternals(t *testing.T) {
 			if strings.HasPrefix(path, "/api/reviews/") {
 				id = rev
 			}
-			path = strings.Replace(path, "{id}", id, 1)
+			path = strings.NewReplacer("{id}", id, "{n}", "1").Replace(path)
 			var urls []string
 			if strings.Contains(path, "{path...}") {
 				for _, sub := range []string{"", "/links", "/revisions", "/move", "/restore", "/attachments"} {

@@ -381,17 +381,20 @@ func (tx *Tx) AddInbox(ctx context.Context, e InboxEntry) error {
 // Inbox lists principal p's inbox in workspace ws: unread items oldest
 // first, then, if read is set, read ones newest first, limit in all.
 func (tx *Tx) Inbox(ctx context.Context, ws, p int64, read bool, limit int) ([]atrium.InboxItem, error) {
-	const cols = `SELECT i.id, i.kind, t.number, t.title, COALESCE(i.comment_id, 0), COALESCE(a.handle, ''),
+	const cols = `SELECT i.id, i.kind, t.number, t.title, COALESCE(i.comment_id, 0), COALESCE(a.handle, ''), COALESCE(a.kind, ''),
 		COALESCE(c.type, ''), COALESCE(c.body, ''), i.created_at, i.read_at
 		FROM inbox_items i JOIN tasks t ON t.id = i.task_id LEFT JOIN principals a ON a.id = i.actor_id
 		LEFT JOIN task_comments c ON c.id = i.comment_id
 		WHERE i.workspace_id = ? AND i.principal_id = ?`
 	scan := func(sc scanner) (it atrium.InboxItem, err error) {
-		var kind, typ, body string
+		var kind, fromKind, typ, body string
 		var created int64
 		var readAt sql.NullInt64
-		if err := sc.Scan(&it.ID, &kind, &it.TaskNumber, &it.TaskTitle, &it.CommentID, &it.From, &typ, &body, &created, &readAt); err != nil {
+		if err := sc.Scan(&it.ID, &kind, &it.TaskNumber, &it.TaskTitle, &it.CommentID, &it.From, &fromKind, &typ, &body, &created, &readAt); err != nil {
 			return it, err
+		}
+		if fromKind != "" {
+			it.FromType = atrium.AuthorTypeOf(atrium.PrincipalKind(fromKind))
 		}
 		it.Kind, it.CreatedAt, it.ReadAt = atrium.InboxKind(kind), fromMicros(created), fromNullMicros(readAt)
 		if it.CommentID != 0 {

@@ -19,6 +19,7 @@ import (
 	"github.com/atrium-hq/atrium/review"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
+	"github.com/atrium-hq/atrium/tasks"
 	"github.com/atrium-hq/atrium/web"
 )
 
@@ -47,7 +48,9 @@ func newSite(tb testing.TB) *site {
 		tb.Fatal(err)
 	}
 	logger := slog.New(slog.DiscardHandler)
-	h := &web.Handler{Auth: &authn.Authenticator{Mode: authn.ModeToken, Identity: ids, Logger: logger}, Docs: docs, Review: rev, Activity: activity.New(db), Logger: logger}
+	tsk := tasks.New(db, nil)
+	tsk.Pages = docs
+	h := &web.Handler{Auth: &authn.Authenticator{Mode: authn.ModeToken, Identity: ids, Logger: logger}, Docs: docs, Review: rev, Activity: activity.New(db), Tasks: tsk, Logger: logger}
 	mux := http.NewServeMux()
 	h.Register(mux)
 	tb.Cleanup(h.Close)

@@ -31,8 +31,8 @@ type Handler struct {
 	Auth     *authn.Authenticator
 	Docs     *pages.Service
 	Review   *review.Service
-	Activity *activity.Service
 	Tasks    *tasks.Service
+	Activity *activity.Service
 	Logger   *slog.Logger
 
 	closeOnce sync.Once
@@ -114,6 +114,7 @@ func (h *Handler) routes(route func(pattern string, fn http.HandlerFunc, signedI
 	route("POST /desk/progress", h.deskAddProgress, true)
 	route("POST /desk/progress/archive", h.deskArchiveProgress, true)
 	route("GET /tree", h.tree, true)
+	h.registerTasks(route)
 }
 
 // secure sends the headers every page carries: a Content-Security-Policy

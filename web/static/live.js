@@ -8,10 +8,15 @@
   if (!root || !window.EventSource) return;
   var path = root.getAttribute("data-live-path");
   var editing = root.tagName === "FORM";
+  // Where the page's fresh HTML comes from: a page shown after a refused
+  // form sits at the form's address, which has no page of its own.
+  var source = root.getAttribute("data-live-url");
 
   function about(ev) {
     try {
       var e = JSON.parse(ev.data), p = e.payload || {};
+      // "#*": any task (the board, the inbox); "#12": task 12.
+      if (path === "#*") return typeof e.subject === "string" && e.subject.charAt(0) === "#";
       return e.subject === path || p.path === path || p.from === path || p.doc_path === path;
     } catch (err) {
       return false;
@@ -37,15 +42,26 @@
     return (t ? t.id : "") + "/" + el.name;
   }
 
-  var pending = false;
+  // One fetch at a time; an event during it asks for one more after it, as
+  // the fetch may have been answered before that change.
+  var pending = false, again = false;
+  function settle() {
+    pending = false;
+    if (again) {
+      again = false;
+      refresh();
+    }
+  }
   function refresh() {
-    if (pending) return;
+    if (pending) {
+      again = true;
+      return;
+    }
     pending = true;
-    fetch(location.pathname + location.search, { credentials: "same-origin" })
+    fetch(source || location.pathname + location.search, { credentials: "same-origin" })
       .then(function (r) { return r.ok ? r.text() : null; })
       .then(function (html) {
-        pending = false;
-        if (!html) return;
+        if (!html) return settle();
         var doc = new DOMParser().parseFromString(html, "text/html");
         document.querySelectorAll("[data-live]").forEach(function (old) {
           var fresh = doc.querySelector('[data-live="' + old.getAttribute("data-live") + '"]');
@@ -60,13 +76,15 @@
           });
           old.replaceWith(fresh);
         });
+        settle();
       })
-      .catch(function () { pending = false; });
+      .catch(settle);
   }
 
   var after = root.getAttribute("data-live-after");
   var es = new EventSource("/events" + (after ? "?after=" + encodeURIComponent(after) : ""));
-  ["page.updated", "page.created", "page.restored", "annotation.created", "annotation.updated", "annotation.deleted", "annotation.anchored", "review.submitted"].forEach(function (kind) {
+  ["page.updated", "page.created", "page.restored", "annotation.created", "annotation.updated", "annotation.deleted", "annotation.anchored", "review.submitted",
+    "task.created", "task.updated", "task.claimed", "task.commented", "task.completed"].forEach(function (kind) {
     es.addEventListener(kind, function (ev) {
       if (!about(ev)) return;
       if (editing) {
