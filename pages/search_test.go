@@ -106,6 +106,32 @@ func TestSearchAnswersQuestions(t *testing.T) {
 	})
 }
 
+// A word and a shorter word its stem would spell are apart: a question about
+// notes finds the pages about notes, not every page that says "not".
+func TestSearchKeepsStemsApartFromShortWords(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		v.write(t, "Notes.md", "# Notes\n\nEach note is noted down.\n")
+		v.write(t, "Negation.md", "# Negation\n\nThis is not that.\n")
+		v.write(t, "Planes.md", "# Planes\n\nPlanes fly.\n")
+		v.write(t, "Plans.md", "# Plans\n\nWe planned it.\n")
+		for _, c := range []struct {
+			q    string
+			want []string
+		}{
+			{"where are my notes", []string{"Notes.md"}},
+			{"noting", []string{"Notes.md"}},
+			{"+not", []string{"Negation.md"}},
+			{"plane", []string{"Planes.md"}},
+			{"planning", []string{"Plans.md"}},
+		} {
+			if diff := cmp.Diff(c.want, paths(v.search(t, pages.SearchRequest{Query: c.q}))); diff != "" {
+				t.Errorf("%q (-want +got):\n%s", c.q, diff)
+			}
+		}
+	})
+}
+
 func TestSearchPaginates(t *testing.T) {
 	v := mustEnv(t, store.SQLite)
 	for i := range 7 {
