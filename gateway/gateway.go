@@ -57,6 +57,10 @@ type Gateway struct {
 	viewMu sync.Mutex
 	view   atomic.Pointer[view]
 
+	hookMu   sync.Mutex
+	reserved func(string) bool
+	onChange []func()
+
 	progressSeq atomic.Int64
 	progressMu  sync.Mutex
 	progressTo  map[string]func(*mcp.ProgressNotificationParams)
@@ -93,6 +97,10 @@ func Start(path string, opts Options) (*Gateway, error) {
 	}
 	g := &Gateway{opts: opts, log: opts.Logger, sdkLog: slog.New(warnOnly{opts.Logger.Handler()}), path: path,
 		upstreams: map[string]*upstream{}, progressTo: map[string]func(*mcp.ProgressNotificationParams){}}
+	g.reserved = opts.Reserved
+	if opts.OnChange != nil {
+		g.onChange = append(g.onChange, opts.OnChange)
+	}
 	g.view.Store(&view{tools: map[string]*entry{}, held: map[string]*entry{}, prompts: map[string]*promptEntry{}})
 	for _, name := range f.Names() {
 		g.upstreams[name] = newUpstream(g, name, f.Servers[name])
@@ -102,6 +110,28 @@ func Start(path string, opts Options) (*Gateway, error) {
 	}
 	g.log.Info("gateway: starting servers", "file", path, "servers", len(f.Servers))
 	return g, nil
+}
+
+// Attach connects an MCP surface built after Start: reserved names Atrium's
+// own tools (an upstream's tool may not take one), onChange is called when
+// the exposed tools or prompts change.
+func (g *Gateway) Attach(reserved func(string) bool, onChange func()) {
+	g.hookMu.Lock()
+	if reserved != nil {
+		prev := g.reserved
+		g.reserved = func(n string) bool { return prev(n) || reserved(n) }
+	}
+	if onChange != nil {
+		g.onChange = append(g.onChange, onChange)
+	}
+	g.hookMu.Unlock()
+	g.rebuild()
+}
+
+func (g *Gateway) hooks() (func(string) bool, []func()) {
+	g.hookMu.Lock()
+	defer g.hookMu.Unlock()
+	return g.reserved, slices.Clone(g.onChange)
 }
 
 // Path is the gateway file.

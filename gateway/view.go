@@ -45,6 +45,7 @@ type Held struct {
 // is exposed changed, tells OnChange. Collisions are warnings naming both
 // tools, never a failure: the first server by name keeps the name.
 func (g *Gateway) rebuild() {
+	reserved, onChange := g.hooks()
 	g.viewMu.Lock()
 	v := &view{tools: map[string]*entry{}, held: map[string]*entry{}, heldBy: map[string][]Held{}, prompts: map[string]*promptEntry{}}
 	g.mu.Lock()
@@ -69,7 +70,7 @@ func (g *Gateway) rebuild() {
 				hold(why)
 				continue
 			}
-			if g.opts.Reserved(name) {
+			if reserved(name) {
 				hold(fmt.Sprintf("its name %s is one of Atrium's own tools", name))
 				continue
 			}
@@ -101,8 +102,8 @@ func (g *Gateway) rebuild() {
 		return
 	}
 	g.logHeld(old, v)
-	if g.opts.OnChange != nil {
-		g.opts.OnChange()
+	for _, fn := range onChange {
+		fn()
 	}
 }
 
