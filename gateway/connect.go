@@ -46,18 +46,18 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, *process, s
 	}
 	hc := &http.Client{Transport: headerTransport{headers: sp.Headers, next: http.DefaultTransport}}
 	if sp.Transport != "sse" {
-		sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: sp.URL, HTTPClient: hc}, opts)
+		sess, err := client.Connect(ctx, u.lasting(&mcp.StreamableClientTransport{Endpoint: sp.URL, HTTPClient: hc}), opts)
 		if err == nil || ctx.Err() != nil {
 			return sess, nil, "http", err
 		}
 		// The 2025 spec's fallback for servers of the 2024-11-05 era.
-		sess, sseErr := client.Connect(ctx, &mcp.SSEClientTransport{Endpoint: sp.URL, HTTPClient: hc}, opts)
+		sess, sseErr := client.Connect(ctx, u.lasting(&mcp.SSEClientTransport{Endpoint: sp.URL, HTTPClient: hc}), opts)
 		if sseErr == nil {
 			return sess, nil, "sse", nil
 		}
 		return nil, nil, "", fmt.Errorf("streamable HTTP: %v; legacy SSE: %v", err, sseErr)
 	}
-	sess, err := client.Connect(ctx, &mcp.SSEClientTransport{Endpoint: sp.URL, HTTPClient: hc}, opts)
+	sess, err := client.Connect(ctx, u.lasting(&mcp.SSEClientTransport{Endpoint: sp.URL, HTTPClient: hc}), opts)
 	return sess, nil, "sse", err
 }
 
@@ -73,6 +73,33 @@ func (u *upstream) client() *mcp.Client {
 		},
 		Logger: u.g.sdkLog,
 	})
+}
+
+// lasting connects t under the supervisor's context rather than the
+// handshake's: the SSE transport ties its event stream to the context it is
+// connected with, and the handshake's ends with its timeout.
+func (u *upstream) lasting(t mcp.Transport) mcp.Transport { return lastingTransport{t, u.ctx} }
+
+type lastingTransport struct {
+	mcp.Transport
+	ctx context.Context
+}
+
+// Connect still gives up when the handshake's context ends first: a server
+// that never answers its GET must not hold up the supervisor.
+func (t lastingTransport) Connect(hs context.Context) (mcp.Connection, error) {
+	ctx, cancel := context.WithCancel(t.ctx)
+	stop := context.AfterFunc(hs, cancel)
+	conn, err := t.Transport.Connect(ctx)
+	if !stop() || err != nil {
+		cancel()
+		if err == nil {
+			conn.Close()
+			err = hs.Err()
+		}
+		return nil, err
+	}
+	return conn, nil // ctx lives on with the connection, until the supervisor's ends
 }
 
 // headerTransport adds a server's configured headers (its API key, usually)

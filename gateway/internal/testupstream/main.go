@@ -120,6 +120,12 @@ func newServer() *mcp.Server {
 		}
 		return text(v)
 	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "header", Description: "Returns an HTTP request header (HTTP only).", Annotations: ro()}, func(_ context.Context, req *mcp.CallToolRequest, in nameIn) (*mcp.CallToolResult, out, error) {
+		if req.Extra == nil || req.Extra.Header == nil {
+			return text("<no headers>")
+		}
+		return text(req.Extra.Header.Get(in.Name))
+	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "pid", Description: "Returns the process id and group.", Annotations: ro()}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, out, error) {
 		return text(fmt.Sprintf("%d %d", os.Getpid(), syscall.Getpgrp()))
 	})
