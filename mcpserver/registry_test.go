@@ -21,7 +21,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // everyTool is every tool of every toolset, the opt-in ones included.
 func everyTool(t *testing.T) []*mcpserver.Tool {
 	t.Helper()
-	s, err := mcpserver.New(mcpserver.Config{Toolsets: []string{"all", "conformance"}})
+	s, err := mcpserver.New(mcpserver.Config{Toolsets: []string{"all", "conformance", "gateway"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestToolsetSelection(t *testing.T) {
 // Building a server registers every tool with the SDK, and every tool's input
 // schema must resolve, as its first call will: better here than at a user's.
 func TestEveryToolRegisters(t *testing.T) {
-	s, err := mcpserver.New(mcpserver.Config{Toolsets: []string{"all", "conformance"}})
+	s, err := mcpserver.New(mcpserver.Config{Toolsets: []string{"all", "conformance", "gateway"}})
 	if err != nil {
 		t.Fatal(err)
 	}

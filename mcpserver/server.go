@@ -19,6 +19,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/activity"
+	"github.com/atrium-hq/atrium/gateway"
 	"github.com/atrium-hq/atrium/metrics"
 	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
@@ -54,6 +56,12 @@ type Config struct {
 	// pass silently gets another store. HTTP servers leave it nil: their
 	// callers have no business with the server's files.
 	Store *StoreInfo
+
+	// Gateway, when set, puts other MCP servers' tools beside Atrium's (see
+	// gateway.go) and serves the gateway toolset; Audit records each call
+	// made through it.
+	Gateway *gateway.Gateway
+	Audit   func(ctx context.Context, call activity.UpstreamCall) error
 
 	// Open, when set, fills in the fields that need the store (Actor, Docs,
 	// Review, Events) after New returns. Meanwhile the server answers the
@@ -99,6 +107,9 @@ type Server struct {
 	duration  *metrics.Histogram
 	toolNames map[string]bool // the tools it serves, for metrics labels
 	seen      presenceSeen
+
+	gwMu   sync.Mutex
+	gwHave map[*mcp.Server]*gatewayTools
 }
 
 // New returns a Server with the toolsets cfg names.
@@ -106,7 +117,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, sdkLog: slog.New(quiet{cfg.Logger.Handler()}), servers: map[int64]*mcp.Server{}}
+	s := &Server{cfg: cfg, log: cfg.Logger, sdkLog: slog.New(quiet{cfg.Logger.Handler()}), servers: map[int64]*mcp.Server{}, gwHave: map[*mcp.Server]*gatewayTools{}}
 	enabled, err := selectToolsets(allToolsets(s), cfg.Toolsets)
 	if err != nil {
 		return nil, err
@@ -125,6 +136,9 @@ func New(cfg Config) (*Server, error) {
 	s.toolNames = map[string]bool{}
 	for _, t := range s.tools {
 		s.toolNames[t.Name()] = true
+	}
+	if cfg.Gateway != nil {
+		cfg.Gateway.Attach(func(n string) bool { return s.toolNames[n] }, s.gatewayChanged)
 	}
 	s.listed = sync.OnceValue(s.listedDefs)
 	go s.listed() // beside the store's opening, before the first tools/list
@@ -274,10 +288,11 @@ func (s *Server) build(ws atrium.Workspace) *mcp.Server {
 			Completions: &mcp.CompletionCapabilities{},
 		},
 	})
-	ms.AddReceivingMiddleware(s.recoverPanics, s.observe, s.awaitOpen, s.listTools, s.listResources(ws.ID), s.presence(ws.ID), s.readResources)
+	ms.AddReceivingMiddleware(s.recoverPanics, s.observe, s.awaitOpen, s.awaitGateway, s.listTools, s.listResources(ws.ID), s.presence(ws.ID), s.readResources, s.refuseHeld(ws.ID))
 	for _, t := range s.tools {
 		t.add(s, ms, ws.ID)
 	}
+	s.syncGateway(ms, ws.ID)
 	for _, ts := range s.toolsets {
 		for _, r := range ts.Resources {
 			ms.AddResource(r.Def, s.resourceHandler(r.Handler, ws.ID))
@@ -546,7 +561,7 @@ func ParseToolsets(v string) []string {
 
 // allToolsets lists every toolset Atrium has, in the order tools are listed.
 func allToolsets(s *Server) []*Toolset {
-	return append([]*Toolset{coreToolset(s), docsToolset(s), reviewToolset(s), tasksToolset(s), consoleToolset(s)}, extraToolsets()...)
+	return append([]*Toolset{coreToolset(s), docsToolset(s), reviewToolset(s), tasksToolset(s), consoleToolset(s), gatewayToolset(s)}, extraToolsets()...)
 }
 
 // quiet passes the SDK's records at warn and above only, unless the operator

@@ -22,6 +22,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 	var (
 		surface   surfaceFlags
 		mirrorDir mirrorFlag
+		gw        gatewayFlag
 		url       string
 	)
 	cmd := &cobra.Command{
@@ -43,11 +44,12 @@ on a command line.`,
 			if url != "" {
 				return runProxy(ctx, g, url)
 			}
-			return serveStdio(ctx, g, &surface, &mirrorDir)
+			return serveStdio(ctx, g, &surface, &mirrorDir, &gw)
 		},
 	}
 	surface.register(cmd)
 	mirrorDir.register(cmd)
+	gw.register(cmd)
 	cmd.Flags().StringVar(&url, "url", os.Getenv("ATRIUM_URL"), "forward to the MCP endpoint of a remote atrium serve, e.g. https://host/mcp (env ATRIUM_URL; token in ATRIUM_TOKEN)")
 	return cmd
 }
@@ -57,13 +59,21 @@ on a command line.`,
 // or in a minute when an upgrade rebuilds the search index): a client that
 // spawns atrium mcp is never kept waiting for an answer, and its calls wait
 // for the store instead.
-func serveStdio(ctx context.Context, g *globals, surface *surfaceFlags, mirrorDir *mirrorFlag) error {
+func serveStdio(ctx context.Context, g *globals, surface *surfaceFlags, mirrorDir *mirrorFlag, gwFlag *gatewayFlag) error {
 	log := g.logger()
 	var (
 		a   *app
 		mir *mirror.Mirror
 	)
+	gw, err := gwFlag.start(log)
+	if err != nil {
+		return err
+	}
+	if gw != nil {
+		defer gw.Close() // last: no server it started outlives this process
+	}
 	cfg := surface.config(log, true)
+	cfg.Gateway = gw
 	cfg.Open = func(ctx context.Context, cfg *mcpserver.Config) error {
 		var actor *atrium.Actor
 		var err error

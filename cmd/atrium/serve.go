@@ -78,6 +78,7 @@ func (f *surfaceFlags) config(log *slog.Logger, local bool) mcpserver.Config {
 // for a local server, its caller.
 func (a *app) supply(cfg *mcpserver.Config, actor *atrium.Actor) {
 	cfg.Actor, cfg.Docs, cfg.Review, cfg.Tasks, cfg.Events = actor, a.docs, a.review, a.tasks, a.events
+	cfg.Audit = activity.New(a.db).RecordUpstreamCall
 	if actor != nil { // a local server: its caller may ask which store it is
 		cfg.Store = &a.where
 	}
@@ -87,6 +88,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	var (
 		surface        surfaceFlags
 		mirrorDir      mirrorFlag
+		gwFlag         gatewayFlag
 		addr           string
 		authMode       string
 		allowedHosts   string
@@ -123,8 +125,16 @@ every caller the local admin and is only allowed on a loopback address.`,
 			if err != nil {
 				return err
 			}
+			gw, err := gwFlag.start(a.log)
+			if err != nil {
+				return err
+			}
+			if gw != nil {
+				defer gw.Close()
+			}
 			cfg := surface.config(a.log, false)
 			cfg.Metrics = a.metrics
+			cfg.Gateway = gw
 			a.supply(&cfg, nil)
 			mcp, err := mcpserver.New(cfg)
 			if err != nil {
@@ -181,6 +191,7 @@ every caller the local admin and is only allowed on a loopback address.`,
 	}
 	surface.register(cmd)
 	mirrorDir.register(cmd)
+	gwFlag.register(cmd)
 	cmd.Flags().StringVar(&addr, "addr", env("ATRIUM_ADDR", "127.0.0.1:8080"), "address to listen on (env ATRIUM_ADDR)")
 	cmd.Flags().StringVar(&authMode, "auth", env("ATRIUM_AUTH", "token"), "token: bearer tokens; none: everyone is the local admin (loopback only)")
 	cmd.Flags().StringVar(&allowedHosts, "allowed-hosts", os.Getenv("ATRIUM_ALLOWED_HOSTS"), "comma-separated host names, besides loopback, that browsers may use to reach a loopback listener")

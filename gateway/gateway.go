@@ -1,0 +1,355 @@
+// Package gateway puts other MCP servers behind Atrium: it reads an
+// mcpServers file, supervises one process (or HTTP session) per server,
+// re-exposes their tools as <server>_<tool> with destructive ones held back,
+// routes calls, and reports status and health. Nothing it starts outlives
+// it: each stdio server runs in its own process group, ended and reaped on
+// reload and shutdown, grandchildren included.
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/atrium-hq/atrium"
+)
+
+// Options configure a Gateway. Zero fields mean defaults.
+type Options struct {
+	Logger *slog.Logger
+	// OnChange is called when the exposed tools or prompts change (an
+	// upstream started, re-listed, stopped, or a reload): the MCP surface
+	// re-registers them, which tells clients with list_changed.
+	OnChange func()
+	// Reserved reports whether a name is one of Atrium's own tools: an
+	// upstream's tool that would take it is held back.
+	Reserved func(name string) bool
+	// BackoffBase and BackoffMax bound the wait between restarts (1 s
+	// doubling to 60 s); StopGrace is how long a stopping server gets after
+	// each polite step before the next (2 s).
+	BackoffBase, BackoffMax, StopGrace time.Duration
+	// Environ is the environment servers inherit (os.Environ), Lookup where
+	// ${VAR} is looked up (os.LookupEnv).
+	Environ func() []string
+	Lookup  func(string) (string, bool)
+}
+
+// A Gateway is the set of upstream servers of one gateway file.
+type Gateway struct {
+	opts   Options
+	log    *slog.Logger
+	sdkLog *slog.Logger
+	path   string
+
+	opMu      sync.Mutex // serialises Reload and Close
+	mu        sync.Mutex // guards upstreams and closed
+	upstreams map[string]*upstream
+	closed    bool
+
+	viewMu sync.Mutex
+	view   atomic.Pointer[view]
+
+	hookMu   sync.Mutex
+	reserved func(string) bool
+	onChange []func()
+
+	progressSeq atomic.Int64
+	progressMu  sync.Mutex
+	progressTo  map[string]func(*mcp.ProgressNotificationParams)
+}
+
+// Start reads the file at path and starts every server it enables, in
+// parallel; it does not wait for them (see Settled). An invalid file is an
+// error, and nothing is started.
+func Start(path string, opts Options) (*Gateway, error) {
+	f, err := LoadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.BackoffBase <= 0 {
+		opts.BackoffBase = time.Second
+	}
+	if opts.BackoffMax <= 0 {
+		opts.BackoffMax = time.Minute
+	}
+	if opts.StopGrace <= 0 {
+		opts.StopGrace = 2 * time.Second
+	}
+	if opts.Environ == nil {
+		opts.Environ = os.Environ
+	}
+	if opts.Lookup == nil {
+		opts.Lookup = os.LookupEnv
+	}
+	if opts.Reserved == nil {
+		opts.Reserved = func(string) bool { return false }
+	}
+	g := &Gateway{opts: opts, log: opts.Logger, sdkLog: slog.New(warnOnly{opts.Logger.Handler()}), path: path,
+		upstreams: map[string]*upstream{}, progressTo: map[string]func(*mcp.ProgressNotificationParams){}}
+	g.reserved = opts.Reserved
+	if opts.OnChange != nil {
+		g.onChange = append(g.onChange, opts.OnChange)
+	}
+	g.view.Store(&view{tools: map[string]*entry{}, held: map[string]*entry{}, prompts: map[string]*promptEntry{}})
+	for _, name := range f.Names() {
+		g.upstreams[name] = newUpstream(g, name, f.Servers[name])
+	}
+	for _, name := range f.Names() {
+		g.upstreams[name].start()
+	}
+	g.log.Info("gateway: starting servers", "file", path, "servers", len(f.Servers))
+	return g, nil
+}
+
+// Attach connects an MCP surface built after Start: reserved names Atrium's
+// own tools (an upstream's tool may not take one), onChange is called when
+// the exposed tools or prompts change.
+func (g *Gateway) Attach(reserved func(string) bool, onChange func()) {
+	g.hookMu.Lock()
+	if reserved != nil {
+		prev := g.reserved
+		g.reserved = func(n string) bool { return prev(n) || reserved(n) }
+	}
+	if onChange != nil {
+		g.onChange = append(g.onChange, onChange)
+	}
+	g.hookMu.Unlock()
+	g.rebuild()
+}
+
+func (g *Gateway) hooks() (func(string) bool, []func()) {
+	g.hookMu.Lock()
+	defer g.hookMu.Unlock()
+	return g.reserved, slices.Clone(g.onChange)
+}
+
+// Path is the gateway file.
+func (g *Gateway) Path() string { return g.path }
+
+// Settled waits until every server has finished its first attempt to start,
+// either way, or ctx ends: what a client listing tools right after start
+// waits for, so that it sees the upstreams' tools.
+func (g *Gateway) Settled(ctx context.Context) error {
+	g.mu.Lock()
+	ups := make([]*upstream, 0, len(g.upstreams))
+	for _, u := range g.upstreams {
+		ups = append(ups, u)
+	}
+	g.mu.Unlock()
+	for _, u := range ups {
+		select {
+		case <-u.settled:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// Close stops every server and waits until all their processes are reaped.
+func (g *Gateway) Close() {
+	g.opMu.Lock()
+	defer g.opMu.Unlock()
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return
+	}
+	g.closed = true
+	ups := g.sortedLocked()
+	g.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, u := range ups {
+		wg.Go(u.stop)
+	}
+	wg.Wait()
+	g.rebuild()
+}
+
+// Tool is an upstream's tool as Atrium exposes it.
+type Tool struct {
+	Def      *mcp.Tool // the upstream's definition under the exposed name
+	Server   string
+	Upstream string // the tool's name on its server
+	ReadOnly bool
+}
+
+// Tools returns the exposed tools, by name.
+func (g *Gateway) Tools() []Tool {
+	v := g.view.Load()
+	out := make([]Tool, 0, len(v.order))
+	for _, n := range v.order {
+		e := v.tools[n]
+		out = append(out, Tool{Def: e.def, Server: e.up.name, Upstream: e.tool.Name, ReadOnly: readOnly(e.tool)})
+	}
+	return out
+}
+
+// Lookup returns the exposed tool of that name; if a tool of that name is
+// held back, held says why.
+func (g *Gateway) Lookup(name string) (t Tool, ok bool, held string) {
+	v := g.view.Load()
+	if e := v.tools[name]; e != nil {
+		return Tool{Def: e.def, Server: e.up.name, Upstream: e.tool.Name, ReadOnly: readOnly(e.tool)}, true, ""
+	}
+	if e := v.held[name]; e != nil {
+		return Tool{Server: e.up.name, Upstream: e.tool.Name}, false, e.held
+	}
+	return Tool{}, false, ""
+}
+
+// CallTool calls the exposed tool name with args (a JSON object). progress,
+// when set, receives the upstream's progress notifications for this call;
+// cancelling ctx cancels the call upstream. A held-back tool is refused.
+func (g *Gateway) CallTool(ctx context.Context, name string, args json.RawMessage, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+	v := g.view.Load()
+	e := v.tools[name]
+	if e == nil {
+		if h := v.held[name]; h != nil {
+			return nil, atrium.Errorf(atrium.EPermission, "%s is held back by Atrium's gateway: %s (server %s in %s)", name, h.held, h.up.name, g.path)
+		}
+		return nil, atrium.Errorf(atrium.ENotFound, "no gateway tool %s", name)
+	}
+	u := e.up
+	sess, err := u.session()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, or(u.spec.Timeouts.Call, defaultCall))
+	defer cancel()
+	params := &mcp.CallToolParams{Name: e.tool.Name}
+	if len(args) > 0 && string(args) != "null" {
+		params.Arguments = args
+	}
+	if progress != nil {
+		tok := fmt.Sprintf("atrium-gw-%d", g.progressSeq.Add(1))
+		g.progressMu.Lock()
+		g.progressTo[tok] = progress
+		g.progressMu.Unlock()
+		defer func() {
+			g.progressMu.Lock()
+			delete(g.progressTo, tok)
+			g.progressMu.Unlock()
+		}()
+		params.SetProgressToken(tok)
+	}
+	start := time.Now()
+	res, err := sess.CallTool(ctx, params)
+	if err != nil && sessionLost(err) && ctx.Err() == nil {
+		// The call never ran: the server did not know the session. Once.
+		u.kickNow()
+		if sess, err = u.awaitReady(ctx, sess); err == nil {
+			res, err = sess.CallTool(ctx, params)
+		}
+	}
+	u.lat.add(time.Since(start), err != nil || res != nil && res.IsError)
+	if err != nil {
+		return nil, u.callErr(ctx, err)
+	}
+	return res, nil
+}
+
+// callErr turns a failed call into an Atrium error, secrets removed.
+func (u *upstream) callErr(ctx context.Context, err error) error {
+	msg := u.spec.redact.apply(err.Error())
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		return unavailable(fmt.Sprintf("server %s did not answer within %s (timeouts.call)", u.name, or(u.spec.Timeouts.Call, defaultCall)))
+	case ctx.Err() != nil:
+		return atrium.Errorf(atrium.EUnavailable, "the call was cancelled")
+	}
+	if s, e := u.session(); s == nil {
+		return e
+	}
+	return atrium.Errorf(atrium.EInvalid, "server %s refused the call: %s", u.name, msg)
+}
+
+func unavailable(msg string) error { return atrium.Errorf(atrium.EUnavailable, "%s", msg) }
+
+// progress passes an upstream's progress notification to the call that asked
+// for it.
+func (g *Gateway) progress(_ context.Context, p *mcp.ProgressNotificationParams) {
+	tok, _ := p.ProgressToken.(string)
+	g.progressMu.Lock()
+	fn := g.progressTo[tok]
+	g.progressMu.Unlock()
+	if fn != nil {
+		fn(p)
+	}
+}
+
+// Prompt is an upstream's prompt as Atrium exposes it.
+type Prompt struct {
+	Def    *mcp.Prompt
+	Server string
+}
+
+// Prompts returns the exposed prompts.
+func (g *Gateway) Prompts() []Prompt {
+	v := g.view.Load()
+	out := make([]Prompt, 0, len(v.promptOrder))
+	for _, n := range v.promptOrder {
+		e := v.prompts[n]
+		out = append(out, Prompt{Def: e.def, Server: e.up.name})
+	}
+	return out
+}
+
+// GetPrompt gets the exposed prompt name from its server.
+func (g *Gateway) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	e := g.view.Load().prompts[name]
+	if e == nil {
+		return nil, atrium.Errorf(atrium.ENotFound, "no gateway prompt %s", name)
+	}
+	sess, err := e.up.session()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, or(e.up.spec.Timeouts.Call, defaultCall))
+	defer cancel()
+	res, err := sess.GetPrompt(ctx, &mcp.GetPromptParams{Name: e.prompt.Name, Arguments: args})
+	if err != nil {
+		return nil, e.up.callErr(ctx, err)
+	}
+	return res, nil
+}
+
+// sortedUpstreams returns the upstreams by name.
+func (g *Gateway) sortedUpstreams() []*upstream {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.sortedLocked()
+}
+
+func (g *Gateway) sortedLocked() []*upstream {
+	names := make([]string, 0, len(g.upstreams))
+	for n := range g.upstreams {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	out := make([]*upstream, len(names))
+	for i, n := range names {
+		out[i] = g.upstreams[n]
+	}
+	return out
+}
+
+// warnOnly passes the SDK's records at warn and above.
+type warnOnly struct{ slog.Handler }
+
+func (q warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && q.Handler.Enabled(ctx, l)
+}
+func (q warnOnly) WithAttrs(as []slog.Attr) slog.Handler { return warnOnly{q.Handler.WithAttrs(as)} }
+func (q warnOnly) WithGroup(n string) slog.Handler       { return warnOnly{q.Handler.WithGroup(n)} }

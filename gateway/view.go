@@ -1,0 +1,149 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A view is what the gateway exposes at one moment, built from every
+// upstream's last lists: the tools by exposed name, those held back (by the
+// name they would have had) and the prompts. It is replaced whole, so that a
+// call always sees one consistent view.
+type view struct {
+	tools       map[string]*entry
+	order       []string
+	held        map[string]*entry
+	heldBy      map[string][]Held // per server
+	prompts     map[string]*promptEntry
+	promptOrder []string
+	sig         string // compares views: changed only when this differs
+}
+
+type entry struct {
+	up   *upstream
+	tool *mcp.Tool // as the upstream lists it
+	def  *mcp.Tool // the same, under the exposed name
+	held string    // why it is held back, for held entries
+}
+
+type promptEntry struct {
+	up     *upstream
+	prompt *mcp.Prompt
+	def    *mcp.Prompt
+}
+
+// Held is a tool Atrium does not expose, and why.
+type Held struct {
+	Tool   string `json:"tool" jsonschema:"the tool's name on its server"`
+	Name   string `json:"name" jsonschema:"the name it would have in Atrium"`
+	Reason string `json:"reason" jsonschema:"why it is held back"`
+}
+
+// rebuild makes the view from the upstreams' current lists and, when what
+// is exposed changed, tells OnChange. Collisions are warnings naming both
+// tools, never a failure: the first server by name keeps the name.
+func (g *Gateway) rebuild() {
+	reserved, onChange := g.hooks()
+	g.viewMu.Lock()
+	v := &view{tools: map[string]*entry{}, held: map[string]*entry{}, heldBy: map[string][]Held{}, prompts: map[string]*promptEntry{}}
+	g.mu.Lock()
+	closed := g.closed
+	g.mu.Unlock()
+	for _, u := range g.sortedUpstreams() {
+		u.mu.Lock()
+		tools, prompts, state := u.tools, u.prompts, u.state
+		u.mu.Unlock()
+		if closed || state == Stopped || u.spec == nil {
+			continue
+		}
+		for _, t := range tools {
+			name := exposedName(u.name, t.Name)
+			hold := func(why string) {
+				v.heldBy[u.name] = append(v.heldBy[u.name], Held{Tool: t.Name, Name: name, Reason: why})
+				if v.held[name] == nil {
+					v.held[name] = &entry{up: u, tool: t, held: why}
+				}
+			}
+			if why := holdBack(t, u.spec.Allow); why != "" {
+				hold(why)
+				continue
+			}
+			if reserved(name) {
+				hold(fmt.Sprintf("its name %s is one of Atrium's own tools", name))
+				continue
+			}
+			if prev := v.tools[name]; prev != nil {
+				why := fmt.Sprintf("its name %s is taken by tool %s of server %s", name, prev.tool.Name, prev.up.name)
+				v.heldBy[u.name] = append(v.heldBy[u.name], Held{Tool: t.Name, Name: name, Reason: why})
+				continue
+			}
+			def := *t
+			def.Name = name
+			v.tools[name] = &entry{up: u, tool: t, def: &def}
+			v.order = append(v.order, name)
+		}
+		for _, p := range prompts {
+			name := exposedName(u.name, p.Name)
+			if v.prompts[name] != nil {
+				continue
+			}
+			def := *p
+			def.Name = name
+			v.prompts[name] = &promptEntry{up: u, prompt: p, def: &def}
+			v.promptOrder = append(v.promptOrder, name)
+		}
+	}
+	v.sig = signature(v)
+	old := g.view.Swap(v)
+	g.viewMu.Unlock()
+	if old.sig == v.sig {
+		return
+	}
+	g.logHeld(old, v)
+	for _, fn := range onChange {
+		fn()
+	}
+}
+
+// logHeld logs the tools newly held back, with why (004: "notify on startup
+// which tools were blocked"), and collisions as warnings.
+func (g *Gateway) logHeld(old, v *view) {
+	seen := map[string]bool{}
+	for _, hs := range old.heldBy {
+		for _, h := range hs {
+			seen[h.Name+"\x00"+h.Reason] = true
+		}
+	}
+	for server, hs := range v.heldBy {
+		for _, h := range hs {
+			if seen[h.Name+"\x00"+h.Reason] {
+				continue
+			}
+			if e := v.tools[h.Name]; e != nil && e.up.name != server || e != nil && e.tool.Name != h.Tool {
+				g.log.Warn("gateway: tool name collision", "name", h.Name, "kept", e.up.name+"/"+e.tool.Name, "held", server+"/"+h.Tool)
+				continue
+			}
+			g.log.Info("gateway: tool held back", "server", server, "tool", h.Tool, "reason", h.Reason)
+		}
+	}
+}
+
+// signature is what clients see of a view: names and definitions.
+func signature(v *view) string {
+	type sig struct {
+		Tools   []*mcp.Tool
+		Prompts []*mcp.Prompt
+		Held    map[string][]Held
+	}
+	s := sig{Held: v.heldBy}
+	for _, n := range v.order {
+		s.Tools = append(s.Tools, v.tools[n].def)
+	}
+	for _, n := range v.promptOrder {
+		s.Prompts = append(s.Prompts, v.prompts[n].def)
+	}
+	b, _ := json.Marshal(s)
+	return string(b)
+}
