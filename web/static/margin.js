@@ -57,14 +57,23 @@
     });
   }
 
-  var timer = 0;
+  // Live updates replace the thread list deep inside the aside: watch the
+  // whole subtree, but forget the moves place itself makes, or it would
+  // place forever.
+  var timer = 0, observers = [];
+  function placeQuietly() {
+    place();
+    observers.forEach(function (o) { o.takeRecords(); });
+  }
   function soon() {
     clearTimeout(timer);
-    timer = setTimeout(place, 50);
+    timer = setTimeout(placeQuietly, 50);
   }
-  new MutationObserver(soon).observe(layout, { childList: true });
-  new MutationObserver(soon).observe(aside, { childList: true });
+  observers.push(new MutationObserver(soon), new MutationObserver(soon));
+  observers[0].observe(layout, { childList: true });
+  observers[1].observe(aside, { childList: true, subtree: true });
   wide.addEventListener("change", soon);
   window.addEventListener("resize", soon);
-  place();
+  window.addEventListener("load", soon);
+  placeQuietly();
 })();
