@@ -50,8 +50,7 @@ func TestReliabilityWebIsolation(t *testing.T) {
 	state := func() map[string]any {
 		task := structured(t, callTool(t, cs, "task_get_context", map[string]any{"issue_number": 1}))
 		return map[string]any{
-			"task":     task["issue"].(map[string]any)["revision"],
-			"comments": len(task["comments"].([]any)),
+			"task":   []any{task["issue"].(map[string]any)["revision"], len(task["comments"].([]any))},
 			"page":   structured(t, callTool(t, cs, "read_page", map[string]any{"path": "Secret.md"}))["revision"],
 			"thread": structured(t, callTool(t, cs, "get_annotation", map[string]any{"annotation_id": annID}))["annotation"].(map[string]any)["status"],
 			"trash":  len(structured(t, callTool(t, cs, "list_trash", nil))["pages"].([]any)),
