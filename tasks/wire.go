@@ -178,7 +178,7 @@ type InboxOut struct {
 
 // Output is in as callers see it.
 func (in Inbox) Output() InboxOut {
-	return InboxOut{Items: in.Items, Unread: in.Unread, Acked: in.Acked, AckCursor: in.AckCursor}
+	return InboxOut(in)
 }
 
 // FieldsInput is what task_create and task_update set, as callers send it
