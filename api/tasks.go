@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -29,14 +28,7 @@ func (h *Handler) registerTasks(route func(string, http.HandlerFunc)) {
 }
 
 // taskNumber is {n}: 12, or #12 as people write it.
-func taskNumber(r *http.Request) (int64, error) {
-	v := r.PathValue("n")
-	n, err := strconv.ParseInt(strings.TrimPrefix(v, "#"), 10, 64)
-	if err != nil || n <= 0 {
-		return 0, atrium.Errorf(atrium.EInvalid, "a task is named by its number, such as 12, not %q", v)
-	}
-	return n, nil
-}
+func taskNumber(r *http.Request) (int64, error) { return tasks.ParseNumber(r.PathValue("n")) }
 
 // listParam is a parameter given repeated (status=open&status=done), comma
 // separated (status=open,done), or both.
@@ -97,28 +89,8 @@ func (h *Handler) taskRows(w http.ResponseWriter, r *http.Request, req tasks.Lis
 // taskBody is what POST /api/tasks sets and PATCH /api/tasks/{n} changes:
 // task_create's and task_update's fields. An absent field stays as it is.
 type taskBody struct {
-	BaseRevision int64     `json:"base_revision"`
-	Title        *string   `json:"title"`
-	Body         *string   `json:"body"`
-	Status       *string   `json:"status"`
-	StatusText   *string   `json:"status_text"`
-	Progress     *int      `json:"progress"`
-	Phase        *string   `json:"phase"`
-	Labels       *[]string `json:"labels"`
-	Assignee     *string   `json:"assignee"`
-	Specs        *[]string `json:"specs"`
-	Plans        *[]string `json:"plans"`
-	BlockedBy    *[]int64  `json:"blocked_by"`
-}
-
-func (b taskBody) fields() tasks.Fields {
-	f := tasks.Fields{Title: b.Title, Body: b.Body, StatusText: b.StatusText, Progress: b.Progress, Phase: b.Phase,
-		Labels: b.Labels, Assignee: b.Assignee, Specs: b.Specs, Plans: b.Plans, BlockedBy: b.BlockedBy}
-	if b.Status != nil {
-		st := atrium.TaskStatus(*b.Status)
-		f.Status = &st
-	}
-	return f
+	BaseRevision int64 `json:"base_revision"`
+	tasks.FieldsInput
 }
 
 // taskOut is one task, as task_create, task_update and task_claim answer.
@@ -145,7 +117,7 @@ func (h *Handler) createTask(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, atrium.Errorf(atrium.EInvalid, "a new task has no base_revision"))
 		return
 	}
-	t, err := h.Tasks.Create(r.Context(), tasks.CreateRequest{Fields: b.fields()})
+	t, err := h.Tasks.Create(r.Context(), tasks.CreateRequest{Fields: b.Fields()})
 	h.oneTask(w, r, http.StatusCreated, t, err)
 }
 
@@ -184,7 +156,7 @@ func (h *Handler) patchTask(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	t, err := h.Tasks.Update(r.Context(), tasks.UpdateRequest{Number: n, BaseRevision: base, Fields: b.fields()})
+	t, err := h.Tasks.Update(r.Context(), tasks.UpdateRequest{Number: n, BaseRevision: base, Fields: b.Fields()})
 	h.oneTask(w, r, http.StatusOK, t, err)
 }
 

@@ -19,6 +19,7 @@ func TestTasksAPI(t *testing.T) {
 			{name: "create a second", method: "POST", url: "/api/tasks", token: s.writer, body: `{"title":"Write the docs","assignee":"duc","blocked_by":[1]}`, status: 201, contains: []string{`"number":2`, `"assignee":"duc"`, `"blocked_by":[1]`}},
 			{name: "create without title", method: "POST", url: "/api/tasks", token: s.writer, body: `{"body":"x"}`, status: 400, contains: []string{"title is required"}},
 			{name: "create with base", method: "POST", url: "/api/tasks", token: s.writer, body: `{"title":"x","base_revision":3}`, status: 400},
+			{name: "create with a wrong type", method: "POST", url: "/api/tasks", token: s.writer, body: `{"title":42,"labels":"x"}`, status: 400, contains: []string{"title"}, notContains: []string{"FieldsInput", "taskBody", "Go "}},
 			{name: "create unknown field", method: "POST", url: "/api/tasks", token: s.writer, body: `{"titel":"x"}`, status: 400, contains: []string{"titel"}},
 			{name: "reader cannot create", method: "POST", url: "/api/tasks", token: s.reader, body: `{"title":"x"}`, status: 403, contains: []string{`"code":"permission_denied"`}},
 			{name: "anonymous cannot list", method: "GET", url: "/api/tasks", status: 401},

@@ -228,30 +228,8 @@ func taskGetCommentsTool(r *tasksRef) *Tool {
 	})
 }
 
-// TaskFieldsInput is what task_create and task_update set.
-type TaskFieldsInput struct {
-	Title      *string   `json:"title,omitempty"`
-	Body       *string   `json:"body,omitempty" jsonschema:"Markdown"`
-	Status     *string   `json:"status,omitempty" jsonschema:"open, in_progress, blocked, done, archived"`
-	StatusText *string   `json:"status_text,omitempty"`
-	Progress   *int      `json:"progress,omitempty" jsonschema:"0-100"`
-	Phase      *string   `json:"phase,omitempty"`
-	Labels     *[]string `json:"labels,omitempty" jsonschema:"replaces the labels"`
-	Assignee   *string   `json:"assignee,omitempty" jsonschema:"handle; empty to unassign"`
-	Specs      *[]string `json:"specs,omitempty" jsonschema:"page paths"`
-	Plans      *[]string `json:"plans,omitempty" jsonschema:"page paths"`
-	BlockedBy  *[]int64  `json:"blocked_by,omitempty" jsonschema:"task numbers"`
-}
-
-func (in TaskFieldsInput) fields() tasks.Fields {
-	f := tasks.Fields{Title: in.Title, Body: in.Body, StatusText: in.StatusText, Progress: in.Progress, Phase: in.Phase,
-		Labels: in.Labels, Assignee: in.Assignee, Specs: in.Specs, Plans: in.Plans, BlockedBy: in.BlockedBy}
-	if in.Status != nil {
-		st := atrium.TaskStatus(*in.Status)
-		f.Status = &st
-	}
-	return f
-}
+// TaskFieldsInput is what task_create and task_update set; REST takes the same.
+type TaskFieldsInput = tasks.FieldsInput
 
 // TaskOutput is one task.
 type TaskOutput struct {
@@ -271,7 +249,7 @@ func taskCreateTool(r *tasksRef) *Tool {
 		Description: "Creates a task; the workspace numbers it (#N). title is required.",
 		Annotations: writes("Create task", false, false),
 	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in TaskFieldsInput) (TaskOutput, error) {
-		return r.one(r.get().Create(ctx, tasks.CreateRequest{Fields: in.fields()}))
+		return r.one(r.get().Create(ctx, tasks.CreateRequest{Fields: in.Fields()}))
 	})
 }
 
@@ -288,7 +266,7 @@ func taskUpdateTool(r *tasksRef) *Tool {
 		Description: "Changes the given fields of a task; others stay.",
 		Annotations: writes("Update task", true, false),
 	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in UpdateTaskInput) (TaskOutput, error) {
-		return r.one(r.get().Update(ctx, tasks.UpdateRequest{Number: in.IssueNumber, BaseRevision: in.BaseRevision, Fields: in.fields()}))
+		return r.one(r.get().Update(ctx, tasks.UpdateRequest{Number: in.IssueNumber, BaseRevision: in.BaseRevision, Fields: in.Fields()}))
 	})
 }
 

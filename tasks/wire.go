@@ -1,6 +1,8 @@
 package tasks
 
 import (
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/atrium-hq/atrium"
@@ -177,7 +179,43 @@ type InboxOut struct {
 
 // Output is in as callers see it.
 func (in Inbox) Output() InboxOut {
-	return InboxOut{Items: in.Items, Unread: in.Unread, Acked: in.Acked, AckCursor: in.AckCursor}
+	return InboxOut(in)
+}
+
+// FieldsInput is what task_create and task_update set, as callers send it
+// (MCP arguments, REST bodies); an absent field stays as it is.
+type FieldsInput struct {
+	Title      *string   `json:"title,omitempty"`
+	Body       *string   `json:"body,omitempty" jsonschema:"Markdown"`
+	Status     *string   `json:"status,omitempty" jsonschema:"open, in_progress, blocked, done, archived"`
+	StatusText *string   `json:"status_text,omitempty"`
+	Progress   *int      `json:"progress,omitempty" jsonschema:"0-100"`
+	Phase      *string   `json:"phase,omitempty"`
+	Labels     *[]string `json:"labels,omitempty" jsonschema:"replaces the labels"`
+	Assignee   *string   `json:"assignee,omitempty" jsonschema:"handle; empty to unassign"`
+	Specs      *[]string `json:"specs,omitempty" jsonschema:"page paths"`
+	Plans      *[]string `json:"plans,omitempty" jsonschema:"page paths"`
+	BlockedBy  *[]int64  `json:"blocked_by,omitempty" jsonschema:"task numbers"`
+}
+
+// Fields is in for the service.
+func (in FieldsInput) Fields() Fields {
+	f := Fields{Title: in.Title, Body: in.Body, StatusText: in.StatusText, Progress: in.Progress, Phase: in.Phase,
+		Labels: in.Labels, Assignee: in.Assignee, Specs: in.Specs, Plans: in.Plans, BlockedBy: in.BlockedBy}
+	if in.Status != nil {
+		st := atrium.TaskStatus(*in.Status)
+		f.Status = &st
+	}
+	return f
+}
+
+// ParseNumber reads a task number as people write it: 12 or #12.
+func ParseNumber(v string) (int64, error) {
+	n, err := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(v), "#"), 10, 64)
+	if err != nil || n <= 0 {
+		return 0, atrium.Errorf(atrium.EInvalid, "a task is named by its number, such as 12 or #12, not %q", v)
+	}
+	return n, nil
 }
 
 // TodoOut is a todo as 001's agents read it.

@@ -46,6 +46,12 @@ var taskFuncs = template.FuncMap{
 	"who":       func(handle string, t atrium.AuthorType) who { return who{handle, t} },
 	"join":      strings.Join,
 	"kindWords": func(k atrium.InboxKind) string { return inboxWords[k] },
+	"statusWords": func(st atrium.TaskStatus) string {
+		if st == atrium.TaskInProgress {
+			return "in progress"
+		}
+		return string(st)
+	},
 	"numbers": func(ns []int64) string {
 		parts := make([]string, len(ns))
 		for i, n := range ns {
@@ -159,14 +165,7 @@ func (v *taskView) CommentTypes() []atrium.CommentType {
 	return []atrium.CommentType{atrium.CommentNote, atrium.CommentStatus, atrium.CommentClarification, atrium.CommentQuestion, atrium.CommentAnswer, atrium.CommentBlocked, atrium.CommentCompletion}
 }
 
-func taskNumber(r *http.Request) (int64, error) {
-	v := r.PathValue("n")
-	n, err := strconv.ParseInt(strings.TrimPrefix(v, "#"), 10, 64)
-	if err != nil || n <= 0 {
-		return 0, atrium.Errorf(atrium.ENotFound, "no task %q: tasks are numbered, as in /tasks/12", v)
-	}
-	return n, nil
-}
+func taskNumber(r *http.Request) (int64, error) { return tasks.ParseNumber(r.PathValue("n")) }
 
 func (h *Handler) task(w http.ResponseWriter, r *http.Request) {
 	n, err := taskNumber(r)

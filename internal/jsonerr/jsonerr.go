@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"unicode"
 )
 
 // Describe says what is wrong in a value that did not decode: "invalid JSON
@@ -35,10 +36,11 @@ func Describe(err error) string {
 		case "array", "object":
 			got = "an " + got
 		}
-		if te.Field == "" {
+		field := jsonPath(te.Field)
+		if field == "" {
 			return fmt.Sprintf("expected %s, got %s", Kind(te.Type), got)
 		}
-		return fmt.Sprintf("field %s: expected %s, got %s", te.Field, Kind(te.Type), got)
+		return fmt.Sprintf("field %s: expected %s, got %s", field, Kind(te.Type), got)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return "invalid JSON: it ends before the value does"
 	case errors.Is(err, io.EOF):
@@ -49,6 +51,19 @@ func Describe(err error) string {
 		return "invalid value"
 	}
 	return msg
+}
+
+// jsonPath is a field's path without the Go names of embedded structs,
+// which encoding/json puts in it ("FieldsInput.title"): the API's JSON names
+// are lower case, Go's embedded types are not.
+func jsonPath(field string) string {
+	var parts []string
+	for _, p := range strings.Split(field, ".") {
+		if p != "" && !unicode.IsUpper([]rune(p)[0]) {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, ".")
 }
 
 // Kind is the JSON type a Go type decodes from, with its article.

@@ -11,7 +11,11 @@ func TestDescribe(t *testing.T) {
 	type quote struct {
 		Exact string `json:"exact"`
 	}
+	type Embedded struct {
+		Title string `json:"title"`
+	}
 	type body struct {
+		Embedded
 		Content string   `json:"content"`
 		Count   int      `json:"count"`
 		Tags    []string `json:"tags"`
@@ -26,6 +30,7 @@ func TestDescribe(t *testing.T) {
 		{`{"quote":"x"}`, "field quote: expected an object, got a string"},
 		{`{"quote":{"exact":[1]}}`, "field quote.exact: expected a string, got an array"},
 		{`{"on":1}`, "field on: expected true or false, got a number"},
+		{`{"title":1}`, "field title: expected a string, got a number"},
 		{`[]`, "expected an object, got an array"},
 		{`{"content":"x"`, "invalid JSON at byte 14: unexpected end of JSON input"},
 	} {
