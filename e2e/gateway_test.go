@@ -94,8 +94,8 @@ func TestGatewayThroughMcporter(t *testing.T) {
 	})
 
 	gw := map[string]any{"mcpServers": map[string]any{
-		"inner": map[string]any{"command": binary, "args": []string{"--data-dir", filepath.Join(dir, "inner"), "mcp"}, "env": map[string]string{"ATRIUM_AGENT": "inner"}},
-		"every": map[string]any{"command": "mcp-server-everything", "args": []string{"stdio"}},
+		"inner":     map[string]any{"command": binary, "args": []string{"--data-dir", filepath.Join(dir, "inner"), "mcp"}, "env": map[string]string{"ATRIUM_AGENT": "inner"}},
+		"every":     map[string]any{"command": "mcp-server-everything", "args": []string{"stdio"}},
 		"everyhttp": map[string]any{"url": fmt.Sprintf("http://127.0.0.1:%d/mcp", port), "timeouts": map[string]any{"start": "60s"}},
 		"fs":        map[string]any{"command": "mcp-server-filesystem", "args": []string{"${GW_FILES}"}},
 		"fsrw":      map[string]any{"command": "mcp-server-filesystem", "args": []string{"${GW_FILES}"}, "metadata": map[string]any{"allowDestructiveTools": true}},
