@@ -236,8 +236,10 @@ func (s *Server) upstreamPrompt(ws int64, name string) mcp.PromptHandler {
 func (s *Server) awaitGateway(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		wait := method == "tools/list" || method == "prompts/list" || method == "prompts/get"
-		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && !s.toolNames[p.Name] {
-			wait = true // perhaps an upstream's tool, called without listing first
+		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && (!s.toolNames[p.Name] || gatewayToolNames[p.Name]) {
+			// perhaps an upstream's tool, called without listing first, or
+			// a question about the upstreams best answered once they started
+			wait = true
 		}
 		if wait && s.cfg.Gateway != nil {
 			wait, cancel := context.WithTimeout(ctx, gatewaySettle)
@@ -247,6 +249,8 @@ func (s *Server) awaitGateway(next mcp.MethodHandler) mcp.MethodHandler {
 		return next(ctx, method, req)
 	}
 }
+
+var gatewayToolNames = map[string]bool{"get_status": true, "system_health_check": true, "reload_external_mcps": true}
 
 // gatewaySettle bounds how long a list waits for upstreams to start: npx may
 // download a server on its first start, and a client must not wait for that.
