@@ -67,3 +67,27 @@ func mentions(ctx context.Context, tx *store.Tx, a *atrium.Actor, text string) (
 	}
 	return out, nil
 }
+
+// A Member is someone of the workspace a comment can mention.
+type Member struct {
+	Handle string               `json:"handle"`
+	Kind   atrium.PrincipalKind `json:"kind"`
+}
+
+// Members lists who can be mentioned, asked or assigned in the caller's
+// workspace, by handle: what @mention completion offers.
+func (s *Service) Members(ctx context.Context) ([]Member, error) {
+	a, err := reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Member
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		ms, err := tx.Members(ctx, a.Workspace.ID)
+		for _, m := range ms {
+			out = append(out, Member{Handle: m.Principal.Handle, Kind: m.Principal.Kind})
+		}
+		return err
+	})
+	return out, err
+}

@@ -144,6 +144,8 @@ type taskView struct {
 	// revision: both are shown, and the person's edit is kept in its form.
 	Conflict *atrium.Task
 	Base     int64 // the revision the edit form is based on
+	// Members complete the handle fields (@mention completion, no script).
+	Members []tasks.Member
 }
 
 // Kept is what the person typed into field of the form of action, when that
@@ -187,6 +189,10 @@ func (h *Handler) renderTask(w http.ResponseWriter, r *http.Request, n int64, v 
 		return
 	}
 	if v.Context, err = h.Tasks.GetContext(ctx, n); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if v.Members, err = h.Tasks.Members(ctx); err != nil {
 		h.fail(w, r, err)
 		return
 	}

@@ -119,7 +119,9 @@ func TestTaskPages(t *testing.T) {
 	}
 
 	code, _, html = s.send(s.dede, "GET", "/tasks/1", nil)
-	s.want("task", code, html, 200, "<strong>it</strong>", "@duc", "web", `data-live-path="#1"`, `name="base_revision" value="2"`)
+	s.want("task", code, html, 200, "<strong>it</strong>", "@duc", "web", `data-live-path="#1"`, `name="base_revision" value="2"`,
+		// @mention completion: the handle fields offer the workspace's members.
+		`list="members"`, `<datalist id="members">`, `<option value="duc">`)
 	if strings.Contains(html, "<script>x") {
 		t.Fatal("the task's body passed raw HTML")
 	}
