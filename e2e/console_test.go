@@ -80,3 +80,16 @@ func TestConsoleResourcesHearAnotherProcess(t *testing.T) {
 		t.Fatalf("read atrium://plan: %+v %v", plan, err)
 	}
 }
+
+// A desk with no draft yet reads as an empty document: a valid resource
+// (contents carry text), not an error and not an empty contents entry.
+func TestConsoleEmptyDraftIsAnEmptyDocument(t *testing.T) {
+	srv := startServe(t, "")
+	cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "")
+	for _, uri := range []string{"atrium://draft", "atrium://plan"} {
+		res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+		if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "\n" {
+			t.Fatalf("read %s: %+v %v", uri, res, err)
+		}
+	}
+}

@@ -310,6 +310,12 @@ func deskResource(r *tasksRef, uri, name, title, desc, mime string, part func(ta
 			if err != nil {
 				return nil, err
 			}
+			if text == "" {
+				// No draft (or plan) yet reads as an empty document. Contents
+				// must carry text or blob, and the SDK drops an empty text:
+				// an empty Markdown document is one line break.
+				text = "\n"
+			}
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: mime, Text: text}}}, nil
 		},
 	}
