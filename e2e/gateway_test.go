@@ -92,6 +92,18 @@ func TestGatewayThroughMcporter(t *testing.T) {
 		everything.Process.Kill()
 		everything.Wait()
 	})
+	// Node takes its time on a loaded machine: the gateway must find the
+	// upstream listening, or the status below sees it in backoff.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server-everything never listened on %d: %v", port, err)
+		}
+	}
 
 	gw := map[string]any{"mcpServers": map[string]any{
 		"inner":     map[string]any{"command": binary, "args": []string{"--data-dir", filepath.Join(dir, "inner"), "mcp"}, "env": map[string]string{"ATRIUM_AGENT": "inner"}},
