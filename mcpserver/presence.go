@@ -74,6 +74,16 @@ func (s *Server) notePresence(ctx context.Context, req mcp.Request, ws int64) {
 		return
 	}
 	s.seen.last[key] = now
+	// Every HTTP session adds a key: forget those whose throttle has
+	// passed, so that a long-running server does not keep one per session
+	// it ever had.
+	if len(s.seen.last) > 256 {
+		for k, t := range s.seen.last {
+			if now.Sub(t) >= presenceEvery {
+				delete(s.seen.last, k)
+			}
+		}
+	}
 	s.seen.mu.Unlock()
 	if err := s.cfg.Tasks.Seen(atrium.NewContextWithActor(context.WithoutCancel(ctx), a), key, transport, client); err != nil {
 		s.log.Debug("record presence", "err", err)
