@@ -221,11 +221,7 @@ func (s *Service) Update(ctx context.Context, r UpdateRequest) (atrium.Task, err
 		if err := tx.UpdateTask(ctx, &t, base, ch.labels); err != nil {
 			return err
 		}
-		if ch.blockers != nil {
-			if err := s.writeBlockers(ctx, tx, &t, ch.blockers); err != nil {
-				return err
-			}
-		} else if t.BlockedBy, err = tx.OpenBlockers(ctx, t.ID); err != nil {
+		if err := s.writeBlockers(ctx, tx, &t, ch.blockers); err != nil {
 			return err
 		}
 		if err := assignedInbox(ctx, tx, a, t, ch); err != nil {
