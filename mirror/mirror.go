@@ -378,7 +378,9 @@ func (m *Mirror) keep(rel, from string) {
 		m.conflicts = append(m.conflicts, Conflict{Path: rel, Kept: kept, At: now})
 		m.mu.Unlock()
 		m.log.Warn("conflict: the file was saved from an older version than the store's; the store's version stays, the file's is kept beside it", "path", rel, "kept_as", kept)
-		if err := m.cfg.Docs.RecordMirrorConflict(m.ctx, rel, kept); err != nil {
+		ctx, cancel := m.recordContext()
+		defer cancel()
+		if err := m.cfg.Docs.RecordMirrorConflict(ctx, rel, kept); err != nil {
 			m.log.Warn("record conflict", "err", err)
 		}
 		return
@@ -426,7 +428,9 @@ func (m *Mirror) setState(st pages.SyncState) {
 	if cur, ok := m.states[key]; ok && cur == st || !ok && st.Hash == "" {
 		return
 	}
-	if err := m.cfg.Docs.SetMirrorState(m.ctx, m.dir, st); err != nil {
+	ctx, cancel := m.recordContext()
+	defer cancel()
+	if err := m.cfg.Docs.SetMirrorState(ctx, m.dir, st); err != nil {
 		m.log.Warn("record sync state", "path", st.Path, "err", err)
 		return
 	}
@@ -435,6 +439,14 @@ func (m *Mirror) setState(st pages.SyncState) {
 	} else {
 		m.states[key] = st
 	}
+}
+
+// recordContext is for writing down what the folder now holds. The file is
+// already there, so a Close that arrives meanwhile must not skip the record:
+// a file the mirror wrote but did not note would look new at the next start,
+// and a delete made while the mirror was away would then not be taken.
+func (m *Mirror) recordContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(m.ctx), 10*time.Second)
 }
 
 func (m *Mirror) forget(rel string) { m.setState(pages.SyncState{Path: rel}) }
