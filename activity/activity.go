@@ -1,11 +1,13 @@
 // Package activity is the service of a workspace's event log as people see
 // it: what happened since a point (the catch-up of live updates, the home
 // page's feed) and what happens next (live). Events are written by the other
-// services, each in the transaction of its change; this one only reads.
+// services, each in the transaction of its change; this one only reads, and
+// decides who may see which kind of event (see Visible).
 package activity
 
 import (
 	"context"
+	"strings"
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/store"
@@ -17,34 +19,86 @@ type Service struct{ db *store.DB }
 // New returns the activity service over db.
 func New(db *store.DB) *Service { return &Service{db: db} }
 
+// adminKinds are the prefixes of the kinds of event about administering who
+// may enter the workspace: tokens (their names), browser sessions, members
+// and their roles, principals and workspaces. The admin page shows these to
+// admins; other members see none of them, in no feed or stream.
+var adminKinds = []string{"token.", "session.", "member.", "principal.", "workspace."}
+
+// accessKinds are the kinds that may change who may read the workspace at
+// all: a follower of the stream checks its own access again when one comes.
+var accessKinds = map[string]bool{
+	"token.revoked": true, "session.revoked": true, "member.removed": true, "member.role_set": true,
+}
+
+// Visible says whether a may see event e: a member sees the work of the
+// workspace (pages, threads, tasks …), and only an admin its
+// administration.
+func Visible(a *atrium.Actor, e atrium.Event) bool {
+	if a == nil || a.Role == "" || e.WorkspaceID != 0 && e.WorkspaceID != a.Workspace.ID {
+		return false
+	}
+	if a.Role.Allows(atrium.RoleAdmin) {
+		return true
+	}
+	for _, p := range adminKinds {
+		if strings.HasPrefix(e.Kind, p) {
+			return false
+		}
+	}
+	return true
+}
+
 // Since returns up to limit events of the caller's workspace after event
-// after, oldest first. Only members read it: events name private pages.
+// after that the caller may see, oldest first. Only members read it: events
+// name private pages.
 func (s *Service) Since(ctx context.Context, after int64, limit int) ([]atrium.Event, error) {
 	a, err := atrium.RequireActor(ctx, atrium.RoleReader)
 	if err != nil {
 		return nil, err
 	}
+	raw, err := s.since(ctx, a, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := raw[:0]
+	for _, e := range raw {
+		if Visible(a, e) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// since is Since before the filter: a window of the log, all kinds.
+func (s *Service) since(ctx context.Context, a *atrium.Actor, after int64, limit int) ([]atrium.Event, error) {
 	limit = min(max(limit, 1), 1000)
 	var out []atrium.Event
-	err = s.db.View(ctx, func(tx *store.Tx) (err error) {
+	err := s.db.View(ctx, func(tx *store.Tx) (err error) {
 		out, err = tx.EventsAfter(ctx, a.Workspace.ID, after, limit)
 		return err
 	})
 	return out, err
 }
 
-// Recent lists the caller's workspace's latest events, newest first, with
-// who made them: the home page's feed.
+// Recent lists the caller's workspace's latest events the caller may see,
+// newest first, with who made them: the home page's feed.
 func (s *Service) Recent(ctx context.Context, limit int) ([]store.EventBy, error) {
 	a, err := atrium.RequireActor(ctx, atrium.RoleReader)
 	if err != nil {
 		return nil, err
 	}
-	var out []store.EventBy
+	var raw []store.EventBy
 	err = s.db.View(ctx, func(tx *store.Tx) (err error) {
-		out, err = tx.RecentEvents(ctx, a.Workspace.ID, min(max(limit, 1), 200))
+		raw, err = tx.RecentEvents(ctx, a.Workspace.ID, min(max(limit, 1), 200))
 		return err
 	})
+	out := raw[:0]
+	for _, e := range raw {
+		if Visible(a, e.Event) {
+			out = append(out, e)
+		}
+	}
 	return out, err
 }
 
@@ -63,31 +117,59 @@ func (s *Service) Latest(ctx context.Context) (int64, error) {
 	return id, err
 }
 
-// Follow calls fn with every event of the caller's workspace after event
-// after — first those already written, then each as it commits, from this
-// process or another — until ctx ends or fn returns false. A follower too
-// slow to keep up is told by an error, rather than silently missing events.
-func (s *Service) Follow(ctx context.Context, after int64, fn func(atrium.Event) bool) error {
+// FollowRequest says where a follower starts and how it learns that it may
+// no longer follow.
+type FollowRequest struct {
+	After int64 // the last event the follower has; it gets those after it
+	// Recheck, when set, tells whether the follower may still read the
+	// workspace (its session or token may have ended, its role changed).
+	// Follow calls it when an event that may change that comes, seen by the
+	// follower or not; an error from it ends Follow with that error.
+	Recheck func(context.Context) error
+}
+
+// Follow calls fn with every event of the caller's workspace the caller may
+// see after r.After — first those already written, then each as it commits,
+// from this process or another — until ctx ends, fn returns false, or
+// r.Recheck fails. A follower too slow to keep up is told by an error,
+// rather than silently missing events.
+func (s *Service) Follow(ctx context.Context, r FollowRequest, fn func(atrium.Event) bool) error {
 	a, err := atrium.RequireActor(ctx, atrium.RoleReader)
 	if err != nil {
 		return err
 	}
+	after := r.After
+	// deliver passes e on if the caller may see it, and checks access again
+	// after an event that may have changed it. false: stop.
+	var stop error
+	deliver := func(e atrium.Event) bool {
+		if Visible(a, e) && !fn(e) {
+			return false
+		}
+		if accessKinds[e.Kind] && r.Recheck != nil {
+			if stop = r.Recheck(ctx); stop != nil {
+				return false
+			}
+		}
+		return true
+	}
 	// Subscribe first, then catch up: an event committed in between is in
 	// both, and the IDs tell.
-	live, stop := s.db.Subscribe(256)
-	defer stop()
+	live, unsubscribe := s.db.Subscribe(256)
+	defer unsubscribe()
+	const window = 500
 	for {
-		batch, err := s.Since(ctx, after, 500)
+		batch, err := s.since(ctx, a, after, window)
 		if err != nil {
 			return err
 		}
 		for _, e := range batch {
-			if !fn(e) {
-				return nil
+			if !deliver(e) {
+				return stop
 			}
 			after = e.ID
 		}
-		if len(batch) < 500 {
+		if len(batch) < window {
 			break
 		}
 	}
@@ -102,8 +184,8 @@ func (s *Service) Follow(ctx context.Context, after int64, fn func(atrium.Event)
 			if e.WorkspaceID != a.Workspace.ID || e.ID <= after {
 				continue
 			}
-			if !fn(e) {
-				return nil
+			if !deliver(e) {
+				return stop
 			}
 			after = e.ID
 		}

@@ -227,6 +227,18 @@ func (a *Authenticator) Browser(next http.Handler) http.Handler {
 	return a.middleware(next, true, true)
 }
 
+// Recheck authenticates a browser route's request again, as Browser did when
+// it came: a request that lasts (an event stream) learns that its session or
+// token has ended since. An ended session is unauthenticated here, not
+// anonymous.
+func (a *Authenticator) Recheck(ctx context.Context, r *http.Request) (*atrium.Actor, error) {
+	actor, err := a.authenticate(ctx, r, true, false)
+	if errors.Is(err, errSessionEnded) {
+		return nil, atrium.Errorf(atrium.EUnauthenticated, "your browser session has ended: sign in again")
+	}
+	return actor, err
+}
+
 // errSessionEnded: the cookie names a session that has ended.
 var errSessionEnded = errors.New("session ended")
 

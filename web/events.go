@@ -9,16 +9,25 @@ import (
 	"time"
 
 	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/activity"
 )
 
-// heartbeat keeps an idle event stream from being cut by proxies, and lets
-// the server notice a browser that has gone.
+// heartbeat keeps an idle event stream from being cut by proxies, lets the
+// server notice a browser that has gone, and is when a stream checks that
+// its session or token is still good.
 const heartbeat = 15 * time.Second
 
+// retryMS is how long a browser waits before it reconnects a stream that
+// ended (EventSource's retry field).
+const retryMS = 2000
+
 // events is the one Server-Sent Events stream of the browser UI: every event
-// of the workspace, each with its id, from after Last-Event-ID (which
-// EventSource sends when it reconnects) or ?after=, then live. Pages listen
-// to it to show others' changes without a reload.
+// of the workspace the member may see (the activity service decides), each
+// with its id, from after Last-Event-ID (which EventSource sends when it
+// reconnects) or ?after=, then live. Pages listen to it to show others'
+// changes without a reload. The stream ends when the session or token that
+// opened it ends (checked at each heartbeat, and at once when the log says a
+// token, a session or a membership changed), or the member's role changes.
 func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	a := atrium.ActorFromContext(r.Context())
 	if a == nil || a.Role == "" {
@@ -51,24 +60,40 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// still says whether whoever opened the stream may still follow it: the
+	// same principal, in the same workspace, with the same role.
+	still := func(ctx context.Context) error {
+		now, err := h.Auth.Recheck(ctx, r)
+		switch {
+		case err != nil:
+			return err
+		case now == nil || now.Principal.ID != a.Principal.ID || now.Workspace.ID != a.Workspace.ID || now.Role != a.Role:
+			return atrium.Errorf(atrium.EPermission, "your access to the workspace changed: reconnect")
+		}
+		return nil
+	}
 	flusher, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	fmt.Fprintf(w, "retry: 2000\n\n")
+	fmt.Fprintf(w, "retry: %d\n\n", retryMS)
 	flush := func() {
 		if flusher != nil {
 			flusher.Flush()
 		}
 	}
 	flush()
-	tick := time.NewTicker(heartbeat)
+	beat := h.Heartbeat
+	if beat <= 0 {
+		beat = heartbeat
+	}
+	tick := time.NewTicker(beat)
 	defer tick.Stop()
 	sent := make(chan atrium.Event)
 	go func() {
 		defer close(sent)
-		_ = h.Activity.Follow(ctx, after, func(e atrium.Event) bool {
+		err := h.Activity.Follow(ctx, activity.FollowRequest{After: after, Recheck: still}, func(e atrium.Event) bool {
 			select {
 			case sent <- e:
 				return true
@@ -76,12 +101,18 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 				return false
 			}
 		})
+		if err != nil && ctx.Err() == nil {
+			h.Logger.Debug("event stream ended", "principal", a.Principal.Handle, "err", err)
+		}
 	}()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+			if err := still(ctx); err != nil {
+				return
+			}
 			if _, err := fmt.Fprintf(w, ": heartbeat\n\n"); err != nil {
 				return
 			}

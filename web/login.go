@@ -51,12 +51,12 @@ func (h *Handler) logoutPage(w http.ResponseWriter, r *http.Request) {
 // logout ends the browser's session on the server, not only its cookie.
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 	if err := authn.CheckSameOrigin(r); err != nil {
-		authn.WriteError(w, r, h.Logger, err)
+		h.fail(w, r, err)
 		return
 	}
 	if c, err := r.Cookie(authn.SessionCookie); err == nil && c.Value != "" {
 		if err := h.Auth.Identity.Logout(r.Context(), c.Value); err != nil {
-			authn.WriteError(w, r, h.Logger, err)
+			h.fail(w, r, err)
 			return
 		}
 	}

@@ -122,13 +122,37 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	h.renderError(w, r, err, "error", &view{})
 }
 
-// renderError shows page name with err's message, in the status its code
-// means; an internal error's text is logged, never shown.
+// renderError shows page name with err's message and code, in the status
+// its code means; an internal error's text is logged, never shown.
 func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, err error, name string, data viewData) {
+	code := h.errorCode(r, err)
+	v := data.common()
+	v.Error, v.Code = atrium.ErrorMessage(err), code
+	h.render(w, r, authn.Status(code), name, data)
+}
+
+// errorCode is err's code, internal when it has none; an internal error is
+// logged, as its text is never shown.
+func (h *Handler) errorCode(r *http.Request, err error) string {
 	code := atrium.ErrorCode(err)
 	if code == atrium.EInternal || code == "" {
-		h.Logger.Error("web page failed", "path", r.URL.Path, "err", err)
+		h.Logger.Error("web request failed", "path", r.URL.Path, "err", err)
+		code = atrium.EInternal
 	}
-	data.common().Error = atrium.ErrorMessage(err)
-	h.render(w, r, authn.Status(code), name, data)
+	return code
+}
+
+// failFragment answers a request for a piece of a page (a script asked,
+// with X-Atrium-Fragment) that failed: the status its code means, the code
+// in X-Atrium-Error-Code, and as the body a list item saying why, which the
+// script shows where the piece would have gone.
+func (h *Handler) failFragment(w http.ResponseWriter, r *http.Request, err error) {
+	code := h.errorCode(r, err)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Atrium-Error-Code", code)
+	w.WriteHeader(authn.Status(code))
+	if err := templates["error"].ExecuteTemplate(w, "fragment-error", &view{Error: atrium.ErrorMessage(err), Code: code}); err != nil {
+		h.Logger.Warn("render error fragment", "err", err)
+	}
 }

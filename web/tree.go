@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/authn"
 	"github.com/atrium-hq/atrium/pages"
 )
 
@@ -49,11 +48,7 @@ func (h *Handler) tree(w http.ResponseWriter, r *http.Request) {
 	level, err := h.treeWindow(r, q.Get("folder"), q.Get("after"), q.Get("until"))
 	if r.Header.Get("X-Atrium-Fragment") != "" {
 		if err != nil {
-			code := atrium.ErrorCode(err)
-			if code == atrium.EInternal || code == "" {
-				h.Logger.Error("web tree failed", "path", r.URL.Path, "err", err)
-			}
-			http.Error(w, atrium.ErrorMessage(err), authn.Status(code))
+			h.failFragment(w, r, err)
 			return
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/activity"
@@ -34,6 +35,9 @@ type Handler struct {
 	Tasks    *tasks.Service
 	Activity *activity.Service
 	Logger   *slog.Logger
+	// Heartbeat is how often an idle event stream says it is alive and
+	// checks that its session is still good; 0 means 15 s.
+	Heartbeat time.Duration
 
 	closeOnce sync.Once
 	closing   chan struct{} // closed by Close: event streams end
@@ -137,6 +141,7 @@ type view struct {
 	Base    string
 	Token   string
 	Error   string
+	Code    string // the error's code (not_found, permission_denied …)
 }
 
 func (v *view) common() *view { return v }

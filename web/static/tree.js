@@ -4,11 +4,27 @@
 // in place of itself.
 (function () {
   "use strict";
+  // A failed window comes back as an item that says why (with its code):
+  // it is shown where the items would have gone, and the link stays.
   function fetchItems(href) {
     return fetch(href, { headers: { "X-Atrium-Fragment": "1" }, credentials: "same-origin" }).then(function (r) {
-      if (!r.ok) throw new Error(r.status);
-      return r.text();
+      return r.text().then(function (html) {
+        if (r.ok) return html;
+        var e = new Error(r.headers.get("X-Atrium-Error-Code") || String(r.status));
+        e.html = (r.headers.get("Content-Type") || "").indexOf("text/html") === 0 ? html : "";
+        throw e;
+      });
     });
+  }
+  function failed(li, e) {
+    var old = li.querySelector(":scope > .fragment-error");
+    if (old) old.remove();
+    var shown = nodes(e.html || '<li class="fragment-error error" role="alert"></li>').firstElementChild;
+    if (!e.html) shown.textContent = "Could not load this folder (" + e.message + ").";
+    var ul = document.createElement("ul");
+    ul.className = "fragment-error";
+    ul.appendChild(shown);
+    li.appendChild(ul);
   }
   function nodes(html) {
     var t = document.createElement("template");
@@ -27,7 +43,10 @@
         var focus = first.querySelector("a");
         li.replaceWith(first);
         if (focus) focus.focus();
-      }, function () { a.removeAttribute("aria-busy"); });
+      }, function (e) {
+        a.removeAttribute("aria-busy");
+        failed(li, e);
+      });
       return;
     }
     var list = li.querySelector(":scope > ul");
@@ -46,6 +65,6 @@
       ul.appendChild(nodes(html));
       li.appendChild(ul);
       a.setAttribute("aria-expanded", "true");
-    });
+    }, function (e) { failed(li, e); });
   });
 })();
