@@ -33,6 +33,7 @@ type liveSite struct {
 	url   string
 	ids   *identity.Service
 	docs  *pages.Service
+	rs    *review.Service
 	admin context.Context
 	skew  atomic.Int64 // added to the store's clock
 }
@@ -45,6 +46,7 @@ func newLiveSite(t *testing.T, e store.Engine) *liveSite {
 	s.ids = identitytest.New(t, db)
 	s.docs = pages.New(db, nil)
 	rev := review.New(db, s.docs, nil)
+	s.rs = rev
 	tsk := tasks.New(db, nil)
 	tsk.Pages = s.docs
 	secret, _, err := s.ids.CreateToken(context.Background(), identity.TokenRequest{Principal: "dede", Workspace: atrium.DefaultWorkspace, Role: atrium.RoleAdmin})
@@ -66,6 +68,8 @@ func newLiveSite(t *testing.T, e store.Engine) *liveSite {
 	s.url = srv.URL
 	return s
 }
+
+func (s *liveSite) rev(*testing.T) *review.Service { return s.rs }
 
 // token makes a token of principal with role, and returns it and its ID.
 func (s *liveSite) token(t *testing.T, principal string, role atrium.Role, name string) (string, int64) {

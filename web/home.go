@@ -18,6 +18,11 @@ type homeView struct {
 	Activity []activityItem
 	Reviews  []atrium.Review
 	Waiting  []atrium.Annotation
+	// MoreWaiting is how many waiting threads are not listed; Scanned how
+	// many open threads were looked at, and NotScanned that there are more.
+	MoreWaiting, Scanned int
+	NotScanned           bool
+	MoreReviews          bool // more open reviews than listed
 }
 
 type activityItem struct {
@@ -73,22 +78,45 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request, v *homeView) erro
 	if err != nil {
 		return err
 	}
-	v.Reviews = reviews.Reviews
+	v.Reviews, v.MoreReviews = reviews.Reviews, reviews.NextCursor != ""
 	// Waiting for me: open threads I took part in whose last word is
-	// someone else's.
-	open, err := h.Review.Threads(ctx, review.ThreadsRequest{Status: atrium.StatusSubmitted, Limit: 100})
-	if err != nil {
-		return err
+	// someone else's, looked for in up to waitingScan open threads; past
+	// that the page says how many it looked at.
+	cursor := ""
+	for {
+		open, err := h.Review.Threads(ctx, review.ThreadsRequest{Status: atrium.StatusSubmitted, Cursor: cursor, Limit: 200})
+		if err != nil {
+			return err
+		}
+		v.Scanned += len(open.Threads)
+		for _, t := range open.Threads {
+			all := append([]atrium.Annotation{t.Annotation}, t.Replies...)
+			mine := false
+			for _, x := range all {
+				mine = mine || x.Author == a.Principal.Handle
+			}
+			if mine && all[len(all)-1].Author != a.Principal.Handle {
+				v.Waiting = append(v.Waiting, t.Annotation)
+			}
+		}
+		if cursor = open.NextCursor; cursor == "" {
+			break
+		}
+		if v.Scanned >= waitingScan {
+			v.NotScanned = true
+			break
+		}
 	}
-	for _, t := range open.Threads {
-		all := append([]atrium.Annotation{t.Annotation}, t.Replies...)
-		mine := false
-		for _, x := range all {
-			mine = mine || x.Author == a.Principal.Handle
-		}
-		if mine && all[len(all)-1].Author != a.Principal.Handle {
-			v.Waiting = append(v.Waiting, t.Annotation)
-		}
+	if len(v.Waiting) > waitingShown {
+		v.MoreWaiting = len(v.Waiting) - waitingShown
+		v.Waiting = v.Waiting[:waitingShown]
 	}
 	return nil
 }
+
+// waitingScan bounds the open threads the home page reads to find those
+// waiting for the person; waitingShown, those it lists.
+const (
+	waitingScan  = 2000
+	waitingShown = 50
+)

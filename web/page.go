@@ -24,8 +24,17 @@ type pageView struct {
 	Folder    string
 	Threads   []threadView
 	Orphaned  []threadView
-	Drafts    int   // the viewer's draft comments, which "Submit review" publishes
-	LastEvent int64 // the workspace's newest event when the page was read: live updates start after it
+	// MoreThreads is the address of the page's next threads, when there
+	// are more than one view shows.
+	MoreThreads string
+	// Reviews are the page's reviews, with how many of the threads shown
+	// each holds; Review is the one whose threads alone are shown
+	// (?review=), if any.
+	Reviews     []reviewView
+	MoreReviews bool
+	Review      *reviewView
+	Drafts      int   // the viewer's draft comments, which "Submit review" publishes
+	LastEvent   int64 // the workspace's newest event when the page was read: live updates start after it
 	// Moved and MovedPages say what the move that led here rewrote.
 	Moved, MovedPages string
 }
@@ -95,14 +104,9 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, r, err)
 			return
 		}
-		if v.Threads, v.Orphaned, err = h.threads(r, read.Page.Path); err != nil {
+		if err := h.pageReviews(r, &v); err != nil {
 			h.fail(w, r, err)
 			return
-		}
-		for _, t := range append(v.Threads, v.Orphaned...) {
-			if t.Root.Status == atrium.StatusDraft && t.Root.Author == a.Principal.Handle {
-				v.Drafts++
-			}
 		}
 	}
 	h.render(w, r, http.StatusOK, "page", &v)

@@ -11,28 +11,59 @@ import (
 
 // threadView is a review thread beside the page.
 type threadView struct {
-	Root    atrium.Annotation
-	Replies []atrium.Annotation
-	Mine    bool // the viewer may edit or delete it
+	Root    commentView
+	Replies []commentView
+	Mine    bool // the viewer may delete it: its author, or an admin
 }
 
-// threads are the review threads of page p, roots in order with their
-// replies; orphaned ones (their quote is gone) apart.
-func (h *Handler) threads(r *http.Request, p string) (anchored, orphaned []threadView, err error) {
-	a := atrium.ActorFromContext(r.Context())
-	list, err := h.Review.Threads(r.Context(), review.ThreadsRequest{DocPath: p, Limit: 200})
-	if err != nil {
-		return nil, nil, err
+// commentView is one comment of a thread, and whether it is the viewer's
+// own (which they may edit).
+type commentView struct {
+	atrium.Annotation
+	Own bool
+}
+
+// viewThread is a thread as the viewer a sees it: what they may edit and
+// delete.
+func viewThread(a *atrium.Actor, root atrium.Annotation, replies []atrium.Annotation) threadView {
+	own := func(x atrium.Annotation) commentView {
+		return commentView{Annotation: x, Own: x.Author == a.Principal.Handle}
 	}
+	tv := threadView{Root: own(root), Mine: a.Role == atrium.RoleAdmin || root.Author == a.Principal.Handle}
+	for _, x := range replies {
+		tv.Replies = append(tv.Replies, own(x))
+	}
+	return tv
+}
+
+// threadsPerPage is how many threads the page view shows at once; a link
+// brings the next ones.
+const threadsPerPage = 200
+
+// pageThreads are the review threads of a page as the page view shows them.
+type pageThreads struct {
+	Anchored, Orphaned []threadView
+	Next               string // the cursor of the threads after these, "" at the end
+}
+
+// threads are the review threads of page p after cursor, roots in order
+// with their replies; orphaned ones (their quote is gone) apart.
+func (h *Handler) threads(r *http.Request, p, cursor string) (pageThreads, error) {
+	a := atrium.ActorFromContext(r.Context())
+	list, err := h.Review.Threads(r.Context(), review.ThreadsRequest{DocPath: p, Cursor: cursor, Limit: threadsPerPage})
+	if err != nil {
+		return pageThreads{}, err
+	}
+	out := pageThreads{Next: list.NextCursor}
 	for _, t := range list.Threads {
-		tv := threadView{Root: t.Annotation, Replies: t.Replies, Mine: a.Role == atrium.RoleAdmin || t.Annotation.Author == a.Principal.Handle}
+		tv := viewThread(a, t.Annotation, t.Replies)
 		if t.Annotation.Orphaned {
-			orphaned = append(orphaned, tv)
+			out.Orphaned = append(out.Orphaned, tv)
 		} else {
-			anchored = append(anchored, tv)
+			out.Anchored = append(out.Anchored, tv)
 		}
 	}
-	return anchored, orphaned, nil
+	return out, nil
 }
 
 // back sends the browser to the page a thread is on.
@@ -67,7 +98,8 @@ func rootOf(a atrium.Annotation) string {
 	return a.UID
 }
 
-// threadAction serves the buttons of a thread: resolve, reopen, delete.
+// threadAction serves the buttons of a thread: resolve, reopen, delete, and
+// the form that edits one's own comment.
 func (h *Handler) threadAction(w http.ResponseWriter, r *http.Request) {
 	var change func(ctx context.Context, id string) (atrium.Annotation, error)
 	switch r.PathValue("action") {
@@ -75,16 +107,26 @@ func (h *Handler) threadAction(w http.ResponseWriter, r *http.Request) {
 		change = h.Review.Resolve
 	case "reopen":
 		change = h.Review.Reopen
+	case "edit":
+		// The review service says who may edit (the author, or an admin).
+		content := r.PostFormValue("content")
+		change = func(ctx context.Context, id string) (atrium.Annotation, error) {
+			return h.Review.Edit(ctx, id, content)
+		}
 	case "delete":
 		h.deleteThread(w, r)
 		return
 	default:
-		h.fail(w, r, atrium.Errorf(atrium.ENotFound, "a thread can be resolved, reopened or deleted, not %q", r.PathValue("action")))
+		h.fail(w, r, atrium.Errorf(atrium.ENotFound, "a thread can be resolved, reopened, edited or deleted, not %q", r.PathValue("action")))
 		return
 	}
 	ann, err := change(r.Context(), r.PathValue("id"))
 	if err != nil {
 		h.fail(w, r, err)
+		return
+	}
+	if r.PathValue("action") == "edit" {
+		back(w, r, ann.DocPath, "comment-"+ann.UID)
 		return
 	}
 	back(w, r, ann.DocPath, "thread-"+rootOf(ann))

@@ -58,7 +58,7 @@ func (h *Handler) Close() {
 var templates = map[string]*template.Template{}
 
 func init() {
-	for _, name := range []string{"index", "login", "logout", "page", "error", "search", "edit", "delete", "history", "trash", "tree"} {
+	for _, name := range []string{"index", "login", "logout", "page", "error", "search", "edit", "delete", "history", "trash", "tree", "new"} {
 		templates[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/treeitems.html", "templates/"+name+".html"))
 	}
 }
@@ -118,6 +118,7 @@ func (h *Handler) routes(route func(pattern string, fn http.HandlerFunc, signedI
 	route("POST /desk/progress", h.deskAddProgress, true)
 	route("POST /desk/progress/archive", h.deskArchiveProgress, true)
 	route("GET /tree", h.tree, true)
+	route("GET /new", h.newPage, true)
 	h.registerTasks(route)
 }
 
