@@ -18,11 +18,27 @@ import (
 // root), a fresh profile. Without Chromium the test skips, unless
 // ATRIUM_REQUIRE_BROWSER=1 (CI), where it fails.
 type browser struct {
-	t   *testing.T
-	ctx context.Context
+	t     *testing.T
+	ctx   context.Context
+	saved bool // artifacts were kept for a failure already
 }
 
+// newBrowser is a browser the size of an iPad held upright (820×1180, the
+// iPad Air), or of ATRIUM_BROWSER_SIZE (such as 768x1024, the smaller
+// iPads: every browser test runs there too); newBrowserSized is one of
+// another size.
 func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	w, h := 820, 1180
+	if size := os.Getenv("ATRIUM_BROWSER_SIZE"); size != "" {
+		if _, err := fmt.Sscanf(size, "%dx%d", &w, &h); err != nil {
+			t.Fatalf("ATRIUM_BROWSER_SIZE=%q: want WIDTHxHEIGHT, such as 768x1024", size)
+		}
+	}
+	return newBrowserSized(t, w, h)
+}
+
+func newBrowserSized(t *testing.T, width, height int) *browser {
 	t.Helper()
 	path := os.Getenv("ATRIUM_CHROMIUM")
 	if path == "" {
@@ -43,11 +59,19 @@ func newBrowser(t *testing.T) *browser {
 		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.NoFirstRun,
-		chromedp.WindowSize(820, 1180)) // iPad portrait
+		chromedp.WindowSize(width, height))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancel(); cancelAlloc() })
 	b := &browser{t: t, ctx: ctx}
+	// A test that failed on a value it read (not on a browser step, which
+	// keeps its own) keeps what the browser showed then too. Cleanups run
+	// last first: this one while the browser still lives.
+	t.Cleanup(func() {
+		if t.Failed() && !b.saved {
+			b.artifacts("at failure")
+		}
+	})
 	// The first action starts the browser, and it lives as long as b.ctx:
 	// no timeout on this one.
 	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
@@ -83,6 +107,7 @@ func read[T any](b *browser, what string, a chromedp.Action[T]) T {
 
 // artifacts keeps what the browser shows, for a failed test.
 func (b *browser) artifacts(what string) {
+	b.saved = true
 	dir := os.Getenv("ATRIUM_ARTIFACTS")
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "atrium-browser-artifacts")
