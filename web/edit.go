@@ -18,12 +18,22 @@ type editView struct {
 	Base     int64  // the revision it is based on; 0 for a new page
 	Preview  template.HTML
 	Conflict *atrium.Page // the store's newer version, when saving found one
+	// LastEvent is the workspace's newest event when the editor opened:
+	// its live notices start after it.
+	LastEvent int64
 }
 
 // edit shows /pages/{path}?edit: the page's Markdown in an editor, or an
 // empty one for a page that does not exist yet.
 func (h *Handler) edit(w http.ResponseWriter, r *http.Request, path string) {
 	v := editView{Path: path}
+	if a := atrium.ActorFromContext(r.Context()); a != nil && a.Role != "" {
+		var err error
+		if v.LastEvent, err = h.Activity.Latest(r.Context()); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+	}
 	read, err := h.Docs.ReadPage(r.Context(), pages.ReadRequest{Path: path})
 	switch {
 	case err == nil:

@@ -1,7 +1,7 @@
 // Live updates: a page listens to its workspace's events and shows what
-// others change — an agent's edit, a new thread — without a reload, and
-// never touches what the person is typing: an editor only says that the
-// page changed meanwhile.
+// others change — an agent's edit, a new thread, a reply, a resolve, a
+// submitted review — without a reload, and never touches what the person is
+// typing: an editor only says that the page changed meanwhile.
 (function () {
   "use strict";
   var root = document.querySelector("[data-live-path]");
@@ -11,6 +11,9 @@
   // Where the page's fresh HTML comes from: a page shown after a refused
   // form sits at the form's address, which has no page of its own.
   var source = root.getAttribute("data-live-url");
+  // root may be replaced by a refresh: what follows reads the attributes
+  // above, never root itself again.
+  root = null;
 
   function about(ev) {
     try {
@@ -23,23 +26,69 @@
     }
   }
 
-  function notice(text) {
+  function pageHref(p) {
+    return "/pages/" + p.split("/").map(encodeURIComponent).join("/");
+  }
+
+  // notice says something at the top of the page, in a place no refresh
+  // replaces; link, if given, is where to go next.
+  function notice(text, link) {
     var n = document.getElementById("live-notice");
     if (!n) {
       n = document.createElement("p");
       n.id = "live-notice";
       n.className = "notice";
       n.setAttribute("role", "status");
-      root.parentNode.insertBefore(n, root);
+      var main = document.getElementById("main") || document.body;
+      main.insertBefore(n, main.firstChild);
     }
     n.textContent = text;
+    if (link) {
+      var a = document.createElement("a");
+      a.href = link.href;
+      a.textContent = link.text;
+      n.appendChild(document.createTextNode(" "));
+      n.appendChild(a);
+    }
   }
 
-  // What the person is typing survives a refresh: each field's value is
-  // carried over to the same field (by its thread and name) in the new HTML.
+  // What the person is typing survives a refresh: each field they changed
+  // keeps its value (and a focused one its caret) in the same field (by the
+  // nearest id around it and its name) of the new HTML; what they opened
+  // stays open.
+  var FIELDS = "textarea, select, input:not([type]), input[type=text], input[type=search], input[type=number], input[type=url], input[type=email]";
   function fieldKey(el) {
-    var t = el.closest("[id]");
-    return (t ? t.id : "") + "/" + el.name;
+    var t = el.parentElement && el.parentElement.closest("[id]");
+    return (t ? t.id : "") + "/" + (el.name || el.id);
+  }
+  function changed(f) {
+    if (f.tagName === "SELECT") {
+      for (var i = 0; i < f.options.length; i++) if (f.options[i].selected !== f.options[i].defaultSelected) return true;
+      return false;
+    }
+    return f.value !== f.defaultValue;
+  }
+
+  function swap(old, fresh) {
+    var active = document.activeElement && old.contains(document.activeElement) ? document.activeElement : null;
+    var focused = active && active.matches(FIELDS) ? fieldKey(active) : null;
+    var caret = focused && typeof active.selectionStart === "number" ? [active.selectionStart, active.selectionEnd] : null;
+    var typed = {}, opened = {};
+    old.querySelectorAll(FIELDS).forEach(function (f) { if (changed(f)) typed[fieldKey(f)] = f.value; });
+    old.querySelectorAll("details[id]").forEach(function (d) { opened[d.id] = d.open; });
+    fresh = document.importNode(fresh, true);
+    var refocus = null;
+    fresh.querySelectorAll(FIELDS).forEach(function (f) {
+      var k = fieldKey(f);
+      if (typed[k] !== undefined) f.value = typed[k];
+      if (k === focused) refocus = f;
+    });
+    fresh.querySelectorAll("details[id]").forEach(function (d) { if (opened[d.id] !== undefined) d.open = opened[d.id]; });
+    old.replaceWith(fresh);
+    if (refocus) {
+      refocus.focus();
+      if (caret) try { refocus.setSelectionRange(caret[0], caret[1]); } catch (err) { /* not a text field */ }
+    }
   }
 
   // One fetch at a time; an event during it asks for one more after it, as
@@ -65,25 +114,20 @@
         var doc = new DOMParser().parseFromString(html, "text/html");
         document.querySelectorAll("[data-live]").forEach(function (old) {
           var fresh = doc.querySelector('[data-live="' + old.getAttribute("data-live") + '"]');
-          if (!fresh) return;
-          var typed = {}, focused = document.activeElement && old.contains(document.activeElement) ? fieldKey(document.activeElement) : null;
-          old.querySelectorAll("textarea, input[type=text]").forEach(function (f) { if (f.value) typed[fieldKey(f)] = f.value; });
-          fresh = document.importNode(fresh, true);
-          fresh.querySelectorAll("textarea, input[type=text]").forEach(function (f) {
-            var k = fieldKey(f);
-            if (typed[k] !== undefined) f.value = typed[k];
-            if (k === focused) setTimeout(function () { f.focus(); }, 0);
-          });
-          old.replaceWith(fresh);
+          if (fresh) swap(old, fresh);
         });
         settle();
       })
       .catch(settle);
   }
 
-  var after = root.getAttribute("data-live-after");
+  var after = document.querySelector("[data-live-after]");
+  after = after && after.getAttribute("data-live-after");
   var es = new EventSource("/events" + (after ? "?after=" + encodeURIComponent(after) : ""));
-  ["page.updated", "page.created", "page.restored", "annotation.created", "annotation.updated", "annotation.deleted", "annotation.anchored", "review.submitted",
+  // review.created: an agent's drafts submitted as a review (or a review
+  // opened); review.updated: a review completed or reopened.
+  ["page.updated", "page.created", "page.restored", "annotation.created", "annotation.updated", "annotation.deleted", "annotation.anchored",
+    "review.created", "review.updated", "review.deleted",
     "task.created", "task.updated", "task.claimed", "task.commented", "task.completed"].forEach(function (kind) {
     es.addEventListener(kind, function (ev) {
       if (!about(ev)) return;
@@ -94,9 +138,18 @@
       refresh();
     });
   });
-  ["page.deleted", "page.moved"].forEach(function (kind) {
+  ["page.deleted", "page.moved", "page.purged"].forEach(function (kind) {
     es.addEventListener(kind, function (ev) {
-      if (about(ev)) notice(kind === "page.deleted" ? "This page was deleted meanwhile (it is in the trash)." : "This page was moved meanwhile.");
+      if (!about(ev)) return;
+      var to = null;
+      try { to = JSON.parse(ev.data).payload.path; } catch (err) { /* no payload */ }
+      if (kind === "page.moved" && to && to !== path) {
+        notice("This page was moved meanwhile, to " + to + ".", { href: pageHref(to) + (editing ? "?edit" : ""), text: "Go there" });
+      } else if (kind === "page.moved") {
+        notice("This page was moved meanwhile.");
+      } else {
+        notice("This page was deleted meanwhile" + (kind === "page.deleted" ? " (it is in the trash)." : "."), { href: "/trash", text: "Open the trash" });
+      }
     });
   });
 })();
