@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -234,7 +235,8 @@ func TestBrowserSearches(t *testing.T) {
 		"Guides/Sync.md":     "---\naccess: public\n---\n# Sync your notes across devices\n\nSyncing keeps <b>every</b> device current.\n",
 		"Guides/Backup.md":   "---\naccess: public\n---\n# Backups\n\nCopies of the vault.\n",
 		"Private/Plan.md":    "# Sync plan\n\nThe private sync roadmap.\n",
-		"Archive/OldSync.md": "---\naccess: public\n---\n# Old sync\n\nHow sync worked before.\n",
+		"Archive/OldSync.md": "---\naccess: public\ntags: [history, sync]\n---\n# Old sync\n\nHow sync worked before.\n",
+		"Guides/Merge.md":    "---\naccess: public\ntags: [sync, howto]\n---\n# Merge\n\nWhen sync meets two edits.\n",
 	} {
 		if res := callTool(t, cs, "write_page", map[string]any{"path": p, "content": c}); res.IsError {
 			t.Fatalf("write %s: %+v", p, res.Content)
@@ -255,6 +257,20 @@ func TestBrowserSearches(t *testing.T) {
 	b.do("narrow to a folder", chromedp.Navigate(srv.URL+"/search?q=sync&path=Archive"), chromedp.WaitVisible(chromedp.CSS(".results li")))
 	if results := read(b, "folder results", chromedp.Text(chromedp.CSS(".results"))); !strings.Contains(results, "Old sync") || strings.Contains(results, "across devices") {
 		t.Fatalf("results in Archive:\n%s", results)
+	}
+	// The tag filter, from the form: only pages with every tag given.
+	b.do("filter by tags", chromedp.Navigate(srv.URL+"/search"), chromedp.WaitVisible(chromedp.CSS(".searchform")),
+		chromedp.SetValue(chromedp.CSS(`.searchform input[name=q]`), "sync"), chromedp.SetValue(chromedp.CSS(`.searchform input[name=tags]`), "sync, history"),
+		chromedp.Submit(chromedp.CSS(`.searchform input[name=q]`)), chromedp.WaitVisible(chromedp.CSS(".results li")))
+	if results := read(b, "tag results", chromedp.Text(chromedp.CSS(".results"))); !strings.Contains(results, "Old sync") || strings.Contains(results, "Merge") || strings.Contains(results, "across devices") {
+		t.Fatalf("results tagged sync and history:\n%s", results)
+	}
+	if kept := read(b, "tags kept", chromedp.Value(chromedp.CSS(`.searchform input[name=tags]`))); kept != "sync, history" {
+		t.Fatalf("the tags field reads %q after searching", kept)
+	}
+	b.do("one tag", chromedp.Navigate(srv.URL+"/search?q=sync&tags=howto"), chromedp.WaitVisible(chromedp.CSS(".results li")))
+	if results := read(b, "howto results", chromedp.Text(chromedp.CSS(".results"))); !strings.Contains(results, "Merge") || strings.Contains(results, "Old sync") {
+		t.Fatalf("results tagged howto:\n%s", results)
 	}
 	b.do("sign in and search", chromedp.Navigate(srv.URL+"/login?token="+srv.AdminToken), chromedp.WaitVisible(chromedp.CSS(".who")),
 		chromedp.SetValue(chromedp.CSS(`header input[name=q]`), "sync roadmap"), chromedp.Submit(chromedp.CSS(`header input[name=q]`)),
@@ -507,3 +523,140 @@ func TestBrowserMovesDeletesAndRestores(t *testing.T) {
 		t.Fatalf("not restored: %+v", res.Content)
 	}
 }
+
+// markupPayloads break out of an attribute, a textarea or a title, where
+// xssPayloads stand in a page's body; one line each, so that they fit a
+// label or a title too.
+var markupPayloads = []string{
+	`"><script>window.pwned=1</script>`,
+	`'><img src=x onerror=window.pwned=1>`,
+	`</textarea><svg onload=window.pwned=1>`,
+	`</title><script>window.pwned=1</script>`,
+	`javascript:window.pwned=1`,
+	`<a href=javascript:window.pwned=1>x</a>`,
+	`{{.}}${window.pwned=1}` + "`x`",
+}
+
+// payloadPaths are page paths a writer may choose (pages/paths.go refuses
+// < > : " | ? * and control characters, nothing else): quotes, ampersands,
+// entities, names that read as javascript: URLs, percent signs, unicode.
+var payloadPaths = []string{
+	`Odd/It's & "fine".md`, // refused: the quote
+	`Odd/It's & fine.md`,
+	`Odd/x' onmouseover='window.pwned=1' y.md`,
+	`Odd/javascript&#58;window.pwned=1.md`,
+	`Odd/javascript%3Awindow.pwned=1.md`,
+	`Odd/&lt;script&gt;window.pwned=1&lt;&#x2F;script&gt;.md`,
+	`Odd/');window.pwned=1;('.md`,
+	"Odd/Ünïcødé 日本語 🚀 \u202eevil.md", // with a right-to-left override
+	`Odd/%2e%2e%2fsecret.md`,
+	`Odd/#frag ?.md`, // refused: the question mark
+	`Odd/#frag.md`,
+}
+
+// noPayloadRan is true when nothing a payload would do happened: no flag,
+// no element with a handler or a javascript: link, no frame.
+const noPayloadRan = `window.pwned === undefined && document.querySelectorAll('[onerror],[onload],[onmouseover],[onclick],[onfocus],iframe,frame,object,embed,a[href^="javascript:" i],form[action^="javascript:" i]').length === 0 && ![...document.scripts].some(s => !s.src)`
+
+// Script-injection attempts in every place a person or an agent writes —
+// review comments (a thread, its quote, a reply, a review's summary), task
+// titles, bodies, labels and comments, and page paths — never run in a
+// reader's browser, on any page that shows them, nor when a live update
+// brings them.
+func TestBrowserNeverRunsInjectedScript(t *testing.T) {
+	srv := startServe(t, "")
+	cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "2025-11-25")
+	agent := agentSession(t, srv, "claude")
+	all := append(append([]string{}, xssPayloads...), markupPayloads...)
+	var paths []string
+	for _, p := range payloadPaths {
+		res := callTool(t, cs, "write_page", map[string]any{"path": p, "content": "# " + p + "\n\nsearchable payload page\n"})
+		switch refused := strings.ContainsAny(p, `"?`); {
+		case refused && !res.IsError:
+			t.Fatalf("the path %q was accepted; the corpus expects it refused", p)
+		case !refused && res.IsError:
+			t.Fatalf("write %q: %+v", p, res.Content)
+		case !refused:
+			paths = append(paths, p)
+		}
+	}
+	body := "# Payloads\n\nThe quoted text " + strings.Join(markupPayloads, " ") + " ends here.\n\n" + strings.Join(xssPayloads, "\n\n") + "\n"
+	mustTool(t, cs, "write_page", map[string]any{"path": "Odd/Payloads.md", "content": body})
+	var threadID string
+	for i, p := range all {
+		args := map[string]any{"doc_path": "Odd/Payloads.md", "content": "comment " + p}
+		if i == 0 {
+			args["quote"] = map[string]any{"exact": "ends here", "prefix": markupPayloads[0], "suffix": markupPayloads[1]}
+		}
+		res := mustTool(t, agent, "create_annotation", args)
+		if i == 0 {
+			threadID = res["annotation"].(map[string]any)["id"].(string)
+		}
+		mustTool(t, cs, "create_annotation", map[string]any{"parent_id": threadID, "content": "reply " + p, "status": "submitted"})
+	}
+	review := mustTool(t, agent, "submit_review", map[string]any{"doc_path": "Odd/Payloads.md", "summary": strings.Join(markupPayloads, " ")})
+	reviewID := review["review"].(map[string]any)["id"].(string)
+	for i, p := range all {
+		labels := []string{}
+		if len(p) <= 64 && !strings.Contains(p, ",") && !strings.Contains(p, "\n") {
+			labels = append(labels, p)
+		}
+		mustTool(t, agent, "task_create", map[string]any{"title": "Task " + p, "body": "Body " + p + "\n\n" + strings.Join(xssPayloads, "\n\n"), "labels": labels, "specs": paths[:min(len(paths), i+1)]})
+		// A task comment's @word is a mention: the CSS payload's @import
+		// would name nobody.
+		mustTool(t, agent, "task_post_comment", map[string]any{"issue_number": i + 1, "comment": "@admin look: " + noMention(p), "comment_type": "note"})
+	}
+	mustTool(t, cs, "delete_page", map[string]any{"path": paths[len(paths)-1]})
+	mustTool(t, cs, "write_page", map[string]any{"path": paths[1], "content": "# changed " + markupPayloads[0] + "\n", "overwrite": true})
+
+	routes := []string{"/", "/pages/Odd/Payloads.md", "/pages/Odd/Payloads.md?review=" + reviewID, "/pages/Odd/Payloads.md/history",
+		"/search?q=searchable+payload", "/search?q=payload&tags=" + url.QueryEscape(markupPayloads[0]), "/search?q=" + url.QueryEscape(markupPayloads[1]),
+		"/trash", "/tree?folder=Odd", "/tasks", "/inbox", "/threads/" + threadID + "/delete", "/new?path=" + url.QueryEscape(markupPayloads[2]),
+		"/tasks?label=" + url.QueryEscape(markupPayloads[1]) + "&text=" + url.QueryEscape(markupPayloads[0])}
+	for i := range all {
+		routes = append(routes, fmt.Sprintf("/tasks/%d", i+1))
+	}
+	for _, p := range paths[:len(paths)-1] {
+		routes = append(routes, pageHref(p), pageHref(p)+"/history", pageHref(p)+"?edit")
+	}
+	b := newBrowser(t)
+	b.signIn(srv, "/", ".who")
+	for _, route := range routes {
+		b.do("open "+route, chromedp.Navigate(srv.URL+route), chromedp.WaitReady(chromedp.CSS("main")))
+		// Each page is really shown, not refused (but /new's payload, which
+		// no path allows).
+		if failed := read(b, "shown "+route, chromedp.Evaluate[bool](`document.querySelector("p.error") !== null`)); failed && !strings.HasPrefix(route, "/new") {
+			t.Errorf("%s answers an error: %s", route, read(b, "error", chromedp.Evaluate[string](`document.querySelector("p.error").textContent`)))
+		}
+		if ok := read(b, "payload flags on "+route, chromedp.Evaluate[bool](noPayloadRan)); !ok {
+			b.artifacts("payload " + route)
+			t.Errorf("a payload ran or left its element on %s", route)
+		}
+	}
+	// Live: the open page and task take in new payloads without a reload.
+	b.do("open the page", chromedp.Navigate(srv.URL+"/pages/Odd/Payloads.md"), chromedp.WaitVisible(chromedp.CSS("#thread-"+threadID)))
+	time.Sleep(300 * time.Millisecond)
+	mustTool(t, agent, "create_annotation", map[string]any{"parent_id": threadID, "content": "live " + strings.Join(all, " ")})
+	b.until("the live reply", `document.querySelector("#thread-`+threadID+`").textContent.includes("live <script>")`)
+	if ok := read(b, "payload flags after a live update", chromedp.Evaluate[bool](noPayloadRan)); !ok {
+		t.Error("a payload brought by a live update ran")
+	}
+	b.do("open a task", chromedp.Navigate(srv.URL+"/tasks/1"), chromedp.WaitVisible(chromedp.CSS(".task-comments")))
+	time.Sleep(300 * time.Millisecond)
+	mustTool(t, agent, "task_post_comment", map[string]any{"issue_number": 1, "comment": "live " + noMention(strings.Join(all, " ")), "comment_type": "note"})
+	b.until("the live comment", `document.querySelector(".task-comments").textContent.includes("live <script>")`)
+	if ok := read(b, "payload flags after a live task update", chromedp.Evaluate[bool](noPayloadRan)); !ok {
+		t.Error("a payload brought by a live task update ran")
+	}
+}
+
+// pageHref is the browser address of page p.
+func pageHref(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return "/pages/" + strings.Join(segs, "/")
+}
+
+func noMention(s string) string { return strings.ReplaceAll(s, "@import", "@ import") }
