@@ -154,3 +154,75 @@ func TestBrowserThreadsInTheMargin(t *testing.T) {
 		t.Fatal("on a narrow screen the threads do not stack below the page")
 	}
 }
+
+// The rest of a person's work without a mouse: edit a page and save it,
+// search and open a result, choose two revisions in the history and compare
+// them, and ask to delete a thread, cancel, and confirm — every stop
+// showing where the focus is.
+func TestBrowserKeyboardEditsSearchesComparesAndDeletes(t *testing.T) {
+	srv := startServe(t, "")
+	cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "2025-11-25")
+	for _, c := range []string{"# Design\n\nfirst\n", "# Design\n\nsecond\n"} {
+		mustTool(t, cs, "write_page", map[string]any{"path": "Design.md", "content": c, "overwrite": true})
+	}
+	mustTool(t, cs, "write_page", map[string]any{"path": "Other.md", "content": "# Other\n\nAbout keyboards and zebras.\n"})
+	thread := mustTool(t, cs, "create_annotation", map[string]any{"doc_path": "Design.md", "content": "A thread", "status": "submitted"})
+	id := thread["annotation"].(map[string]any)["id"].(string)
+	for _, r := range []string{"one", "two"} {
+		mustTool(t, cs, "create_annotation", map[string]any{"parent_id": id, "content": "reply " + r})
+	}
+	b := newBrowser(t)
+	b.signIn(srv, "/pages/Design.md", "#thread-"+id)
+
+	// Edit and save: the editor takes the focus; select all, type, save.
+	b.tabTo(`article.page a[href$="?edit"]`)
+	b.do("open the editor", chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(`textarea[name=content]`)))
+	if at := read(b, "editor focus", chromedp.Evaluate[string](`document.activeElement.name`)); at != "content" {
+		t.Fatalf("the editor opens with the focus on %q, not the text", at)
+	}
+	b.do("rewrite", chromedp.KeyEvent("a", chromedp.KeyModifiers(chromedp.ModifierCtrl)), chromedp.KeyEvent("# Design\n\nthird, typed\n"))
+	b.tabTo(`button[value=save]`)
+	b.do("save", chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS("article.page")))
+	if got := structured(t, callTool(t, cs, "read_page", map[string]any{"path": "Design.md"}))["content"]; got != "# Design\n\nthird, typed\n" {
+		t.Fatalf("saved by keyboard: %q", got)
+	}
+
+	// Search from the header, open the first result.
+	b.tabTo(`header input[name=q]`)
+	b.do("search", chromedp.KeyEvent("zebras"), chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(".results li")))
+	b.tabTo(`.results li a`)
+	b.do("open the result", chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(`article.page[data-live-path="Other.md"]`)))
+
+	// History: compare revision 1 with 3 (the default is 2 with 3).
+	b.do("back", chromedp.Navigate(srv.URL+"/pages/Design.md"), chromedp.WaitVisible(chromedp.CSS("article.page")))
+	b.tabTo(`article.page a[href$="/history"]`)
+	b.do("open the history", chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(".revisions")))
+	b.tabTo(`input[name=from]`)
+	b.do("choose revision 1", chromedp.KeyEvent(kb.ArrowDown))
+	if from := read(b, "from", chromedp.Evaluate[string](`document.querySelector("input[name=from]:checked").value`)); from != "1" {
+		t.Fatalf("the arrow chose revision %s to compare from", from)
+	}
+	b.tabTo(`.history button[type=submit]:not([form])`)
+	b.do("compare", chromedp.KeyEvent(kb.Enter))
+	b.until("the diff of 1 and 3", `(document.querySelector("h2") || {}).textContent === "Revision 1 → 3"`)
+	if del, ins := read(b, "removed", chromedp.Text(chromedp.CSS(".diff del"))), read(b, "added", chromedp.Text(chromedp.CSS(".diff ins"))); del != "- first" || ins != "+ third, typed" {
+		t.Fatalf("the diff of 1 and 3 shows %q and %q", del, ins)
+	}
+
+	// Delete a thread: the confirmation names its replies; Cancel keeps it.
+	b.do("back to the page", chromedp.Navigate(srv.URL+"/pages/Design.md"), chromedp.WaitVisible(chromedp.CSS("#thread-"+id)))
+	b.tabTo(`#thread-` + id + ` a.delete`)
+	b.do("ask to delete", chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(".confirm-question")))
+	if q := read(b, "question", chromedp.Text(chromedp.CSS(".confirm-question"))); q != "Delete this thread? 2 replies will also be deleted." {
+		t.Fatalf("the confirmation says %q", q)
+	}
+	b.tabTo(`#confirm-cancel`)
+	b.do("cancel", chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS("#thread-"+id)))
+	b.tabTo(`#thread-` + id + ` a.delete`)
+	b.do("ask again", chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(".confirm-question")))
+	b.tabTo(`#confirm-ok`)
+	b.do("confirm", chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS("#threads")))
+	if n := read(b, "threads", chromedp.Evaluate[int](`document.querySelectorAll(".thread").length`)); n != 0 {
+		t.Fatalf("%d threads after confirming the delete", n)
+	}
+}

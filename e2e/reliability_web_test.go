@@ -205,6 +205,19 @@ func TestReliabilityWebIsolation(t *testing.T) {
 			}
 		}
 	}
+	// The reader follows the workspace's work, not its administration:
+	// their replay of every event names no token (the marker is one's
+	// name), session, member or role change.
+	tried++
+	if _, body := send(request{http.MethodGet, "/events?after=0", ""}, map[string]string{"Authorization": "Bearer " + reader}); !strings.Contains(body, "event: page.created") {
+		bad("a reader's /events?after=0 replays no page event:\n%.500s", body)
+	} else {
+		for _, kind := range []string{"event: token.", "event: session.", "event: member.", "event: principal.", "event: workspace.", marker} {
+			if strings.Contains(body, kind) {
+				bad("a reader's /events?after=0 replays %q, which only admins see", kind)
+			}
+		}
+	}
 	if diff := cmp.Diff(before, state()); diff != "" {
 		bad("the workspace changed during the sweep (-before +after):\n%s", diff)
 	}

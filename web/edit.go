@@ -4,6 +4,7 @@ import (
 	"html/template"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/markdown"
@@ -66,7 +67,7 @@ func (h *Handler) save(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, atrium.Errorf(atrium.ENotFound, "nothing to post to %q of a page", sub))
 		return
 	}
-	v := editView{Path: path, Content: r.PostFormValue("content")}
+	v := editView{Path: path, Content: formText(r, "content")}
 	v.Base, _ = strconv.ParseInt(r.PostFormValue("base_revision"), 10, 64)
 	if r.PostFormValue("action") == "preview" {
 		_, body, _ := markdown.Split(v.Content)
@@ -93,4 +94,10 @@ func (h *Handler) save(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, pageURL(res.Page.Path), http.StatusSeeOther)
+}
+
+// formText is a text field of a posted form as it was typed: browsers send
+// every line break in a form as CRLF, which a page or a comment never means.
+func formText(r *http.Request, name string) string {
+	return strings.ReplaceAll(r.PostFormValue(name), "\r\n", "\n")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/authn"
 	"github.com/atrium-hq/atrium/identity"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
 	"github.com/atrium-hq/atrium/store"
 )
@@ -288,4 +289,30 @@ func TestHomeSaysWhatWaitingLeavesOut(t *testing.T) {
 
 func identityReq(principal string) identity.TokenRequest {
 	return identity.TokenRequest{Principal: principal, Workspace: atrium.DefaultWorkspace}
+}
+
+// Browsers send a form's line breaks as CRLF; a page saved or a comment
+// made in the browser keeps the line breaks that were typed (LF), and a
+// quote of several lines still finds its text.
+func TestFormsKeepLineBreaksAsTyped(t *testing.T) {
+	s := newLiveSite(t, store.SQLite)
+	w := mustToken(t, s)
+	if code, _, _ := s.send(t, "POST", "/pages/A.md", w, url.Values{"content": {"# A\r\n\r\nfirst line\r\nsecond line\r\n"}, "action": {"save"}}, nil); code != http.StatusSeeOther {
+		t.Fatalf("save: %d", code)
+	}
+	read, err := s.docs.ReadPage(s.admin, pages.ReadRequest{Path: "A.md"})
+	if err != nil || read.Page.Content != "# A\n\nfirst line\nsecond line\n" {
+		t.Fatalf("saved from a form: %q, %v", read.Page.Content, err)
+	}
+	form := url.Values{"doc_path": {"A.md"}, "content": {"one\r\ntwo"}, "quote_exact": {"first line\r\nsecond line"}}
+	if code, _, _ := s.send(t, "POST", "/threads", w, form, nil); code != http.StatusSeeOther {
+		t.Fatalf("comment: %d", code)
+	}
+	list, err := s.rev(t).Threads(s.admin, review.ThreadsRequest{DocPath: "A.md"})
+	if err != nil || len(list.Threads) != 1 {
+		t.Fatalf("threads: %v %v", list, err)
+	}
+	if ann := list.Threads[0].Annotation; ann.Content != "one\ntwo" || ann.Quote == nil || ann.Quote.Exact != "first line\nsecond line" || ann.Orphaned {
+		t.Fatalf("comment from a form: %q, quote %+v, orphaned %v", ann.Content, ann.Quote, ann.Orphaned)
+	}
 }

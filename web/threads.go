@@ -79,9 +79,9 @@ func back(w http.ResponseWriter, r *http.Request, doc, anchor string) {
 // parent_id, replies to one. A quote is the text the person selected, with a
 // little before and after it so that it can be found again after edits.
 func (h *Handler) comment(w http.ResponseWriter, r *http.Request) {
-	req := review.CreateRequest{DocPath: r.PostFormValue("doc_path"), Content: r.PostFormValue("content"), ParentID: r.PostFormValue("parent_id")}
-	if exact := strings.TrimSpace(r.PostFormValue("quote_exact")); exact != "" {
-		req.Quote = &atrium.Quote{Exact: exact, Prefix: r.PostFormValue("quote_prefix"), Suffix: r.PostFormValue("quote_suffix")}
+	req := review.CreateRequest{DocPath: r.PostFormValue("doc_path"), Content: formText(r, "content"), ParentID: r.PostFormValue("parent_id")}
+	if exact := strings.TrimSpace(formText(r, "quote_exact")); exact != "" {
+		req.Quote = &atrium.Quote{Exact: exact, Prefix: formText(r, "quote_prefix"), Suffix: formText(r, "quote_suffix")}
 	}
 	ann, _, err := h.Review.Create(r.Context(), req)
 	if err != nil {
@@ -109,7 +109,7 @@ func (h *Handler) threadAction(w http.ResponseWriter, r *http.Request) {
 		change = h.Review.Reopen
 	case "edit":
 		// The review service says who may edit (the author, or an admin).
-		content := r.PostFormValue("content")
+		content := formText(r, "content")
 		change = func(ctx context.Context, id string) (atrium.Annotation, error) {
 			return h.Review.Edit(ctx, id, content)
 		}
@@ -163,7 +163,7 @@ func (h *Handler) deleteThread(w http.ResponseWriter, r *http.Request) {
 // submitReview submits the person's draft comments on a page as a review.
 func (h *Handler) submitReview(w http.ResponseWriter, r *http.Request) {
 	doc := r.PostFormValue("doc_path")
-	if _, err := h.Review.Submit(r.Context(), review.SubmitRequest{DocPath: doc, Summary: r.PostFormValue("summary")}); err != nil {
+	if _, err := h.Review.Submit(r.Context(), review.SubmitRequest{DocPath: doc, Summary: formText(r, "summary")}); err != nil {
 		h.fail(w, r, err)
 		return
 	}
