@@ -96,3 +96,50 @@ func TestBrowserShowsOrphanedThreads(t *testing.T) {
 	}
 	b.do("reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(".orphaned #thread-"+id+" .quote")))
 }
+
+// "New page" in the header asks for a path and opens the editor there; the
+// page saved from it exists. A taken path says so.
+func TestBrowserMakesANewPage(t *testing.T) {
+	srv := startServe(t, "")
+	cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "2025-11-25")
+	mustTool(t, cs, "write_page", map[string]any{"path": "Notes/Taken.md", "content": "# Taken\n"})
+	b := newBrowser(t)
+	b.signIn(srv, "/pages/Notes/Taken.md", "article.page")
+	b.do("the page's folder", chromedp.Click(chromedp.CSS(".sidebar a.new-in-folder")), chromedp.WaitVisible(chromedp.ID("new-path")))
+	if v := read(b, "suggested", chromedp.Value(chromedp.ID("new-path"))); v != "Notes/" {
+		t.Fatalf("New page here suggests %q", v)
+	}
+	b.do("a taken path", chromedp.SetValue(chromedp.ID("new-path"), "Notes/Taken"), chromedp.Submit(chromedp.ID("new-path")), chromedp.WaitVisible(chromedp.CSS("p.error")))
+	if msg := read(b, "taken", chromedp.Text(chromedp.CSS("p.error"))); !strings.Contains(msg, "already at Notes/Taken.md") {
+		t.Fatalf("a taken path says %q", msg)
+	}
+	b.do("from the header", chromedp.Click(chromedp.CSS("header a.new-page-link")), chromedp.WaitVisible(chromedp.ID("new-path")),
+		chromedp.SendKeys(chromedp.ID("new-path"), "Ideas/First idea"), chromedp.Submit(chromedp.ID("new-path")),
+		chromedp.WaitVisible(chromedp.CSS(`form.editor textarea[name=content]`)))
+	if h := read(b, "editor", chromedp.Text(chromedp.CSS("main h1"))); !strings.Contains(h, "New page") || !strings.Contains(h, "Ideas/First idea.md") {
+		t.Fatalf("the editor is headed %q", h)
+	}
+	b.do("write and save", chromedp.SetValue(chromedp.CSS(`textarea[name=content]`), "# First idea\n"), chromedp.Click(chromedp.CSS(`button[value=save]`)),
+		chromedp.WaitVisible(chromedp.CSS(`article.page[data-live-path="Ideas/First idea.md"]`)))
+	if res := callTool(t, cs, "read_page", map[string]any{"path": "Ideas/First idea.md"}); res.IsError {
+		t.Fatalf("the new page is not there: %+v", res.Content)
+	}
+}
+
+// A folder of the tree that cannot be opened (its pages went meanwhile)
+// says why, with the error's code, where its pages would have been.
+func TestBrowserTreeSaysWhyAFolderWillNotOpen(t *testing.T) {
+	srv := startServe(t, "")
+	cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "2025-11-25")
+	for _, p := range []string{"Design.md", "Notes/Idea.md"} {
+		mustTool(t, cs, "write_page", map[string]any{"path": p, "content": "# " + p + "\n"})
+	}
+	b := newBrowser(t)
+	b.signIn(srv, "/pages/Design.md", `.tree a[data-folder="Notes"]`)
+	mustTool(t, cs, "delete_page", map[string]any{"path": "Notes/Idea.md"})
+	b.do("open the folder", chromedp.Click(chromedp.CSS(`.tree a[data-folder="Notes"]`)), chromedp.WaitVisible(chromedp.CSS(".tree .fragment-error")))
+	msg := read(b, "error", chromedp.Evaluate[string](`document.querySelector(".tree li.fragment-error").textContent`))
+	if code := read(b, "code", chromedp.Evaluate[string](`document.querySelector(".tree li.fragment-error").dataset.code`)); code != "not_found" || !strings.Contains(msg, "not_found") {
+		t.Fatalf("the folder says %q (code %q)", msg, code)
+	}
+}
