@@ -100,6 +100,14 @@ func TestBrowserShowsAgentsReviewWorkLive(t *testing.T) {
 	if !read(b, "no reload", chromedp.Evaluate[bool](`window.scriptErrors !== undefined`)) {
 		t.Fatal("the page reloaded")
 	}
+	// Signed out elsewhere (the person's token revoked): the page says
+	// that live updates stopped.
+	for _, line := range strings.Split(mustCLI(t, srv, "token", "list"), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && strings.Contains(line, "pia") {
+			mustCLI(t, srv, "token", "revoke", f[0])
+		}
+	}
+	b.until("the signed-out notice", `(document.getElementById("live-notice") || {}).textContent?.includes("Live updates stopped")`)
 }
 
 // How long an agent's write takes to show in a browser that has the page

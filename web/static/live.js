@@ -124,6 +124,11 @@
   var after = document.querySelector("[data-live-after]");
   after = after && after.getAttribute("data-live-after");
   var es = new EventSource("/events" + (after ? "?after=" + encodeURIComponent(after) : ""));
+  // A stream the server refuses (not one that dropped: that one the browser
+  // reconnects by itself) means the person is signed out.
+  es.addEventListener("error", function () {
+    if (es.readyState === EventSource.CLOSED) notice("Live updates stopped: you are signed out (or your access changed).", { href: "/login", text: "Sign in again" });
+  });
   // review.created: an agent's drafts submitted as a review (or a review
   // opened); review.updated: a review completed or reopened.
   ["page.updated", "page.created", "page.restored", "annotation.created", "annotation.updated", "annotation.deleted", "annotation.anchored",
