@@ -27,9 +27,9 @@ type pageView struct {
 	// MoreThreads is the address of the page's next threads, when there
 	// are more than one view shows.
 	MoreThreads string
-	// Reviews are the page's reviews, with how many of the threads shown
-	// each holds; Review is the one whose threads alone are shown
-	// (?review=), if any.
+	// Reviews are the page's reviews with their status (and how many
+	// threads each holds, when the view has all of the page's); Review is
+	// the one whose threads alone are shown (?review=), if any.
 	Reviews     []reviewView
 	MoreReviews bool
 	Review      *reviewView
