@@ -237,7 +237,14 @@ func collect(updates <-chan string, wait time.Duration) []string {
 		case got := <-updates:
 			out = append(out, got)
 		case <-deadline:
-			return out
+			for { // what had arrived by then, which select may have passed over
+				select {
+				case got := <-updates:
+					out = append(out, got)
+				default:
+					return out
+				}
+			}
 		}
 	}
 }
