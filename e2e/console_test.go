@@ -42,9 +42,31 @@ func TestConsoleResourcesHearAnotherProcess(t *testing.T) {
 		}
 		return structured(t, res)
 	}
-	todo, _ := asMap(call("create_todo", map[string]any{"title": "Test Task", "description": "Write the API."})["todo"])
+	todo, _ := asMap(call("create_todo", map[string]any{"title": "Test Task", "description": "Write the API.", "files": []map[string]any{{"name": "notes.txt", "content": "hello"}}})["todo"])
 	if todo["id"] != "todo_1" || todo["url"] != srv.URL+"/tasks/1" {
 		t.Fatalf("create_todo = %v", todo)
+	}
+	// Its files read back: as a resource, by the uri each carries, and over
+	// HTTP, by its url.
+	files, _ := todo["files"].([]any)
+	file, _ := asMap(files[0])
+	text, err := mine.ReadResource(ctx, &mcp.ReadResourceParams{URI: file["uri"].(string)})
+	if err != nil || text.Contents[0].Text != "hello" || text.Contents[0].MIMEType != "text/plain; charset=utf-8" {
+		t.Fatalf("read %v: %+v %v", file["uri"], text, err)
+	}
+	bin, _ := asMap(call("add_todo_file", map[string]any{"id": "todo_1", "file": map[string]any{"name": "b.bin", "content_base64": "AAEC"}})["file"])
+	blob, err := agent.ReadResource(ctx, &mcp.ReadResourceParams{URI: bin["uri"].(string)})
+	if err != nil || string(blob.Contents[0].Blob) != "\x00\x01\x02" {
+		t.Fatalf("read %v: %+v %v", bin["uri"], blob, err)
+	}
+	res, err := bearer(summToken, "").Get(file["url"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || string(body) != "hello" {
+		t.Fatalf("GET %v: %d %q", file["url"], res.StatusCode, body)
 	}
 	expect(t, mineUpdates, "atrium://todos", "create_todo")
 	call("update_todo", map[string]any{"id": "todo_1", "progress": 75, "statusDesc": "Implemented API endpoints"})

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -261,6 +262,17 @@ func TestTaskAndDeskLinks(t *testing.T) {
 		`data-live-path="Desks/duc/"`, `data-live="todos"`, `data-live="progress"`, `data-live="plan"`, `<script src="/static/live.js" defer></script>`)
 	if strings.Contains(html, "tags: [plan]") {
 		t.Fatalf("the plan's frontmatter shows on the desk:\n%s", html)
+	}
+	// A thread too long for the page says what it leaves out.
+	for i := range 203 {
+		if _, err := s.tasks.Comment(dede, tasks.CommentRequest{Number: 1, Body: fmt.Sprint("comment ", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, _, html = s.send(s.dede, "GET", "/tasks/1", nil)
+	s.want("long thread", code, html, 200, `3 older comments are not shown here, only the newest 200`, "comment 202")
+	if strings.Contains(html, ">comment 2<") {
+		t.Fatalf("an older comment shows:\n%s", html)
 	}
 }
 
