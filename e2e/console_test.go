@@ -127,15 +127,20 @@ func TestConsoleResourcesHearAnotherProcess(t *testing.T) {
 }
 
 // A change made over REST or in the browser reaches the MCP subscriber whose
-// desk it is, as one made over MCP does.
+// desk it is, as one made over MCP does — here on the newest protocol, whose
+// subscriptions are subscriptions/listen streams — and not another member
+// subscribed to the same URIs.
 func TestConsoleNotifiesFromRESTAndTheBrowser(t *testing.T) {
 	srv := startServe(t, "")
 	summToken := srv.createAgentToken(t, "summ")
-	mine, updates := subscriberAs(t, srv, summToken, "summ's subscriber")
+	mine, updates := subscriberSpeaking(t, srv, summToken, "summ's subscriber", "")
+	other, otherUpdates := subscriberSpeaking(t, srv, srv.AdminToken, "admin's subscriber", "")
 	ctx := context.Background()
 	for _, uri := range []string{"atrium://todos", "atrium://draft", "atrium://progress"} {
-		if err := mine.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
-			t.Fatal(err)
+		for _, cs := range []*mcp.ClientSession{mine, other} {
+			if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	send := func(method, path, token, contentType, body string) {
@@ -166,6 +171,12 @@ func TestConsoleNotifiesFromRESTAndTheBrowser(t *testing.T) {
 	// An admin changing summ's todo is a change to summ's desk.
 	send("PATCH", "/api/todos/todo_1", srv.AdminToken, "application/json", `{"progress":30}`)
 	expect(t, updates, "atrium://todos", "an admin's PATCH /api/todos/todo_1")
+	if heard := collect(otherUpdates, time.Second); len(heard) > 0 {
+		t.Fatalf("the admin's subscription heard of summ's desk: %v", heard)
+	}
+	// The admin's own desk is the admin's to hear of.
+	send("POST", "/api/desk/progress", srv.AdminToken, "application/json", `{"description":"admin's own"}`)
+	expect(t, otherUpdates, "atrium://progress", "the admin's own progress")
 }
 
 // atrium://sessions tells its subscribers when someone connects and when
@@ -211,12 +222,23 @@ func TestSessionsTellWhoCameAndWent(t *testing.T) {
 // subscriberAs is subscriber for the holder of token.
 func subscriberAs(t *testing.T, srv *server, token, name string) (*mcp.ClientSession, <-chan string) {
 	t.Helper()
+	return subscriberSpeaking(t, srv, token, name, "2025-11-25")
+}
+
+// subscriberSpeaking is subscriberAs on protocol version ("" for the newest,
+// whose subscriptions are subscriptions/listen streams).
+func subscriberSpeaking(t *testing.T, srv *server, token, name, version string) (*mcp.ClientSession, <-chan string) {
+	t.Helper()
 	updates := make(chan string, 64)
 	client := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, &mcp.ClientOptions{
 		Capabilities:           &mcp.ClientCapabilities{},
 		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updates <- r.Params.URI },
 	})
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.MCP(), HTTPClient: bearer(token, ""), MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	var opts *mcp.ClientSessionOptions
+	if version != "" {
+		opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.MCP(), HTTPClient: bearer(token, ""), MaxRetries: -1}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
