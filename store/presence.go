@@ -64,6 +64,17 @@ func (tx *Tx) EndPresence(ctx context.Context, ws int64, key string) (int64, err
 	return p, err
 }
 
+// StalePresence reports whether any workspace has a session not seen since
+// the given time: a read, so that finding none costs no write.
+func (tx *Tx) StalePresence(ctx context.Context, before time.Time) (bool, error) {
+	var one int
+	err := tx.queryRow(ctx, "SELECT 1 FROM presence WHERE seen_at < ? LIMIT 1", micros(before)).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // A Departure is a session that stopped being seen.
 type Departure struct {
 	Workspace, Principal int64

@@ -63,6 +63,13 @@ func (s *Service) Left(ctx context.Context, key, transport string) error {
 // transports run it now and then. Several processes on one store may run
 // it at once; each departure is told once.
 func (s *Service) ExpirePresence(ctx context.Context) (int, error) {
+	var stale bool
+	if err := s.db.View(ctx, func(tx *store.Tx) (err error) {
+		stale, err = tx.StalePresence(ctx, tx.Now().Add(-PresenceWindow))
+		return err
+	}); err != nil || !stale {
+		return 0, err
+	}
 	var n int
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		gone, err := tx.ExpirePresence(ctx, tx.Now().Add(-PresenceWindow))
