@@ -2,7 +2,9 @@ package api
 
 import (
 	"io"
+	"mime"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/atrium-hq/atrium"
@@ -22,6 +24,7 @@ func (h *Handler) registerConsole(route func(string, http.HandlerFunc)) {
 	route("POST /api/todos", h.createTodo)
 	route("PATCH /api/todos/{id}", h.patchTodo)
 	route("POST /api/todos/{id}/files", h.addTodoFile)
+	route("GET /api/todos/{id}/files/{file}", h.getTodoFile)
 	route("DELETE /api/todos/{id}/files/{file}", h.removeTodoFile)
 }
 
@@ -31,7 +34,7 @@ func (h *Handler) getDesk(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	h.writeJSON(w, http.StatusOK, tasks.DeskOutput(d))
+	h.writeJSON(w, http.StatusOK, h.Tasks.DeskOutput(d))
 }
 
 // contentBody is the body of PUT /api/desk/draft and /api/desk/plan.
@@ -95,7 +98,7 @@ func (h *Handler) listTodos(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	h.writeJSON(w, http.StatusOK, map[string]any{"todos": tasks.DeskOutput(d).Todos})
+	h.writeJSON(w, http.StatusOK, map[string]any{"todos": h.Tasks.DeskOutput(d).Todos})
 }
 
 // todoBody is create_todo's input.
@@ -141,9 +144,7 @@ func (h *Handler) todo(w http.ResponseWriter, r *http.Request, t atrium.Task, er
 		h.fail(w, r, err)
 		return
 	}
-	out := tasks.TodoOutput(t, files)
-	out.URL = h.Tasks.URL(t.Number)
-	h.writeJSON(w, status, map[string]any{"todo": out})
+	h.writeJSON(w, status, map[string]any{"todo": h.Tasks.TodoOutput(t, files)})
 }
 
 // addTodoFile stores the request body as a file named by ?name=.
@@ -158,7 +159,30 @@ func (h *Handler) addTodoFile(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	h.writeJSON(w, http.StatusCreated, map[string]any{"file": f})
+	n, _ := tasks.ParseTodoID(r.PathValue("id"))
+	h.writeJSON(w, http.StatusCreated, map[string]any{"file": h.Tasks.FileOutput(n, f)})
+}
+
+// getTodoFile serves a todo file's bytes, as attachments are served: active
+// content (HTML, SVG) is a download in a sandbox, so a file cannot run
+// script in a member's browser.
+func (h *Handler) getTodoFile(w http.ResponseWriter, r *http.Request) {
+	f, data, err := h.Tasks.TodoFile(r.Context(), r.PathValue("id"), r.PathValue("file"))
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", f.MIMEType)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Security-Policy", "sandbox; default-src 'none'; img-src 'self'; style-src 'unsafe-inline'")
+	w.Header().Set("ETag", `"`+f.SHA256+`"`)
+	disposition := "inline"
+	if !safeInline(f.MIMEType) {
+		disposition = "attachment"
+	}
+	w.Header().Set("Content-Disposition", mime.FormatMediaType(disposition, map[string]string{"filename": f.Name}))
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	w.Write(data)
 }
 
 func (h *Handler) removeTodoFile(w http.ResponseWriter, r *http.Request) {

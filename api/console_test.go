@@ -1,7 +1,9 @@
 package api_test
 
 import (
+	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/atrium-hq/atrium/store"
@@ -28,6 +30,44 @@ func TestDeskOverREST(t *testing.T) {
 			{name: "a reader reads wendy's desk", method: "GET", url: "/api/desk/wendy", token: s.reader, status: http.StatusOK, contains: []string{"Test Task"}},
 			{name: "another workspace cannot", method: "GET", url: "/api/desk/wendy", token: s.other, status: http.StatusNotFound, notContains: []string{"Test Task"}},
 			{name: "archive", method: "POST", url: "/api/desk/progress/archive", token: s.writer, status: http.StatusOK, contains: []string{`"archived":1`}},
+		} {
+			s.do(t, c)
+		}
+	})
+}
+
+// A todo's files are downloaded as they were uploaded; todos say where they
+// are shown; the todo routes change only todos, and only on the caller's
+// own desk.
+func TestTodoFilesAndRulesOverREST(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		s := mustServer(t, e)
+		s.do(t, call{name: "todo", method: "POST", url: "/api/todos", token: s.writer, body: `{"title":"Wendy's"}`, status: http.StatusCreated})
+		up := s.do(t, call{name: "file", method: "POST", url: "/api/todos/todo_1/files?name=page.html", token: s.writer,
+			headers: map[string]string{"Content-Type": "text/html"}, body: "<script>alert(1)</script>", status: http.StatusCreated,
+			contains: []string{`"uri":"atrium://todos/todo_1/files/file_`, `"url":"/api/todos/todo_1/files/file_`}})
+		var added struct {
+			File struct{ ID, URL string } `json:"file"`
+		}
+		if err := json.Unmarshal([]byte(up), &added); err != nil || added.File.ID == "" {
+			t.Fatalf("upload answered %s (%v)", up, err)
+		}
+		h, body := s.doStatus(t, call{name: "download", method: "GET", url: added.File.URL, token: s.reader, status: http.StatusOK})
+		if body != "<script>alert(1)</script>" || h.Get("Content-Type") != "text/html" ||
+			!strings.HasPrefix(h.Get("Content-Disposition"), "attachment") || !strings.Contains(h.Get("Content-Security-Policy"), "sandbox") {
+			t.Fatalf("download: %q %v", body, h)
+		}
+		s.do(t, call{name: "task", method: "POST", url: "/api/tasks", token: s.agent, body: `{"title":"A plain task"}`, status: http.StatusCreated})
+		for _, c := range []call{
+			{name: "desk urls", method: "GET", url: "/api/desk", token: s.writer, status: http.StatusOK, contains: []string{`"url":"/tasks/1"`}},
+			{name: "todos urls", method: "GET", url: "/api/todos", token: s.writer, status: http.StatusOK, contains: []string{`"url":"/tasks/1"`}},
+			{name: "another workspace's download", method: "GET", url: added.File.URL, token: s.other, status: http.StatusNotFound},
+			{name: "an unknown file", method: "GET", url: "/api/todos/todo_1/files/file_none", token: s.writer, status: http.StatusNotFound},
+			{name: "a task is no todo", method: "PATCH", url: "/api/todos/todo_2", token: s.agent, body: `{"progress":5}`, status: http.StatusBadRequest, contains: []string{"todo_2 is task #2, not a todo"}},
+			{name: "a task has no todo files", method: "POST", url: "/api/todos/todo_2/files?name=x.txt", token: s.agent, body: "x", status: http.StatusBadRequest},
+			{name: "another's todo", method: "PATCH", url: "/api/todos/todo_1", token: s.agent, body: `{"progress":5}`, status: http.StatusForbidden, contains: []string{"@wendy's desk"}},
+			{name: "another's todo file", method: "DELETE", url: added.File.URL, token: s.agent, status: http.StatusForbidden},
+			{name: "the owner's", method: "DELETE", url: added.File.URL, token: s.writer, status: http.StatusOK},
 		} {
 			s.do(t, c)
 		}

@@ -172,11 +172,6 @@ func (h *Handler) claimTask(w http.ResponseWriter, r *http.Request) {
 	h.oneTask(w, r, http.StatusOK, t, err)
 }
 
-// taskComments is task_get_comments' answer.
-type taskComments struct {
-	Comments []tasks.CommentOut `json:"comments"`
-}
-
 // listTaskComments: oldest first; since (RFC 3339), from_agent (a handle)
 // and after (a comment id) narrow it.
 func (h *Handler) listTaskComments(w http.ResponseWriter, r *http.Request) {
@@ -202,12 +197,12 @@ func (h *Handler) listTaskComments(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Limit = int(limit)
-	cs, err := h.Tasks.Comments(r.Context(), req)
+	page, err := h.Tasks.Comments(r.Context(), req)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	h.writeJSON(w, http.StatusOK, taskComments{Comments: tasks.Comments(cs)})
+	h.writeJSON(w, http.StatusOK, page.Output())
 }
 
 // commentBody is the body of POST /api/tasks/{n}/comments. type is one of

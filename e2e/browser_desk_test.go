@@ -36,16 +36,21 @@ func TestBrowserDeskAndAgentShareTodos(t *testing.T) {
 			t.Fatalf("%s: %+v", tool, res.StructuredContent)
 		}
 	}
-	b.do("reload the desk", chromedp.Reload(), chromedp.WaitVisible(chromedp.ID("todo_1")))
-	if v := read(b, "progress bar", chromedp.Evaluate[float64](`document.querySelector('#todo_1 progress').value`)); v != 60 {
-		t.Fatalf("progress bar at %v, want 60", v)
+	// The desk is live: the agent's changes show without a reload.
+	b.until("the progress bar moves", `document.querySelector('#todo_1 progress') !== null && document.querySelector('#todo_1 progress').value === 60`)
+	b.until("the plan, the status and the log show", `['halfway there', 'Finish the browser todo', 'Started the browser todo'].every(w => document.querySelector('main').innerText.includes(w))`)
+	// And again, while the person has typed into the desk's forms: what they
+	// typed stays.
+	b.do("type a note", chromedp.SetValue(chromedp.CSS(`form[action="/desk/progress"] input[name=description]`), "half-typed"))
+	start := time.Now()
+	mustTool(t, cs, "update_todo", map[string]any{"id": "todo_1", "progress": 80})
+	mustTool(t, cs, "add_progress_item", map[string]any{"description": "Agent logged more"})
+	b.until("a new todo state shows live", `document.querySelector('#todo_1 progress').value === 80 && document.querySelector('#progress').innerText.includes('Agent logged more')`)
+	t.Logf("the agent's todo and progress changes showed on the desk in %v", time.Since(start))
+	if v := read(b, "typed note", chromedp.Value(chromedp.CSS(`form[action="/desk/progress"] input[name=description]`))); v != "half-typed" {
+		t.Fatalf("the person's typing was lost to a live update: %q", v)
 	}
-	page := read(b, "desk", chromedp.Text(chromedp.CSS("main")))
-	for _, want := range []string{"halfway there", "Finish the browser todo", "Started the browser todo"} {
-		if !strings.Contains(page, want) {
-			t.Fatalf("the desk page lacks %q:\n%s", want, page)
-		}
-	}
+	b.do("clear the note", chromedp.Evaluate[chromedp.Void](`document.querySelector('form[action="/desk/progress"] input[name=description]').value = ''`))
 	// The home page tells of it, linking to the task and the desk.
 	b.do("home", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`ul.activity a[href="/desk/admin"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`ul.activity a[href="/tasks/1"]`)))

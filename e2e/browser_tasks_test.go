@@ -68,6 +68,22 @@ func TestBrowserTasksBoardAndClaim(t *testing.T) {
 		t.Fatalf("after the claim: %v", task)
 	}
 
+	// The board is live: an agent's new task, claim and completion move its
+	// card without a reload, and the filter the person typed stays.
+	b.do("type a filter", chromedp.SetValue(chromedp.CSS(`.task-filters input[name=text]`), "half-typed"))
+	start := time.Now()
+	mustTool(t, duc, "task_create", map[string]any{"title": "Made by duc while watched"})
+	b.until("the agent's task appears", `document.querySelector('.column.status-open #task-4') !== null && document.querySelector('#task-4').innerText.includes('Made by duc while watched')`)
+	t.Logf("the agent's new task showed on the board in %v", time.Since(start))
+	mustTool(t, duc, "task_claim", map[string]any{"issue_number": 4})
+	b.until("the claimed card moves", `document.querySelector('.column.status-in_progress #task-4') !== null && document.querySelector('.column.status-open #task-4') === null`)
+	mustTool(t, duc, "task_signal_complete", map[string]any{"issue_number": 4, "summary": "Done while watched"})
+	b.until("the completed card moves", `document.querySelector('.column.status-done #task-4') !== null`)
+	if v := read(b, "typed filter", chromedp.Value(chromedp.CSS(`.task-filters input[name=text]`))); v != "half-typed" {
+		t.Fatalf("a live update lost the person's filter: %q", v)
+	}
+	b.do("clear the filter", chromedp.Evaluate[chromedp.Void](`document.querySelector('.task-filters input[name=text]').value = ''`))
+
 	b.do("filter by assignee", chromedp.SetValue(chromedp.CSS(`.task-filters input[name=assignee]`), "duc"),
 		chromedp.Submit(chromedp.CSS(`.task-filters input[name=assignee]`)), chromedp.WaitVisible(chromedp.CSS(`.task-filters a[href="/tasks"]`)))
 	if all := read(b, "filtered board", chromedp.Text(chromedp.CSS(".columns"))); strings.Contains(all, "Open and free") || !strings.Contains(all, "Taken by duc") {
@@ -81,7 +97,7 @@ func TestBrowserTasksBoardAndClaim(t *testing.T) {
 	if h := read(b, "new task heading", chromedp.Text(chromedp.CSS("article.task h1"))); h != "Made in the browser" {
 		t.Fatalf("new task heading %q", h)
 	}
-	if made := mustTool(t, duc, "task_get_context", map[string]any{"issue_number": 4})["issue"].(map[string]any); made["title"] != "Made in the browser" {
+	if made := mustTool(t, duc, "task_get_context", map[string]any{"issue_number": 5})["issue"].(map[string]any); made["title"] != "Made in the browser" {
 		t.Fatalf("over MCP the new task is %v", made)
 	}
 }

@@ -48,6 +48,10 @@ func TestEveryToolStaysInItsWorkspace(t *testing.T) {
 		t.Fatalf("seed alpha's review: %v %v", thread.Content, rev.Content)
 	}
 	aim := aimAt("Secret.md", annID, revID)
+	todo := structured(t, callTool(t, alphaSession, "create_todo", map[string]any{"title": "alice-marker todo", "files": []map[string]any{{"name": "t.txt", "content": "alice-marker"}}}))
+	callTool(t, alphaSession, "update_plan", map[string]any{"content": "alice-marker plan"})
+	callTool(t, alphaSession, "update_draft", map[string]any{"content": "alice-marker draft"})
+	callTool(t, alphaSession, "add_progress_item", map[string]any{"description": "alice-marker progress"})
 
 	betaSession := connectHTTP(t, srv.URL+"/mcp", bob, "")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -88,6 +92,20 @@ func TestEveryToolStaysInItsWorkspace(t *testing.T) {
 				if res.StatusCode != http.StatusForbidden {
 					t.Errorf("%s in alpha's session by beta's caller (%s): status %d, want 403", name, path, res.StatusCode)
 				}
+			}
+		})
+	}
+	// Every resource, read by beta's caller in beta, shows nothing of alpha;
+	// alpha's server refuses to read it for them.
+	for _, uri := range listedResources(t, alphaSession, map[string]string{"{id}": "todo_1", "{fileId}": todoFileID(todo), "{+path}": "Secret.md", "{+doc_path}": "Secret.md"}) {
+		t.Run(uri, func(t *testing.T) {
+			if got := readAs(betaSession, uri); strings.Contains(got, "alpha") || strings.Contains(got, "alice-marker") {
+				t.Fatalf("%s shows workspace alpha to a caller of beta: %s", uri, got)
+			}
+			res := rawPost(t, srv.URL+"/w/alpha/mcp", bob, map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "resources/read", "Mcp-Name": uri},
+				mustJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": map[string]any{"uri": uri}}))
+			if res.StatusCode != http.StatusForbidden {
+				t.Errorf("read %s on alpha by beta's caller: status %d, want 403", uri, res.StatusCode)
 			}
 		})
 	}

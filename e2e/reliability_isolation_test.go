@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -77,8 +78,11 @@ func TestReliabilityIsolation(t *testing.T) {
 		// A task with a private word, a question and a comment.
 		mustOK("task_create", map[string]any{"title": privateMarker + " launch", "body": privateMarker + " details", "specs": []string{"Secret.md"}})
 		mustOK("task_ask_question", map[string]any{"issue_number": 1, "target": "rita", "question": privateMarker + " question"})
-		mustOK("create_todo", map[string]any{"title": privateMarker + " todo", "files": []map[string]any{{"name": "t.txt", "content": privateMarker}}})
+		todo := mustOK("create_todo", map[string]any{"title": privateMarker + " todo", "files": []map[string]any{{"name": "t.txt", "content": privateMarker}}})
 		mustOK("update_plan", map[string]any{"content": privateMarker + " plan"})
+		mustOK("update_draft", map[string]any{"content": privateMarker + " draft"})
+		mustOK("add_progress_item", map[string]any{"description": privateMarker + " progress"})
+		fileID := todoFileID(todo)
 		// rex's token worked before it was revoked.
 		rexSession := connectHTTP(t, srv.URL+"/w/alpha/mcp", rex, "")
 		callTool(t, rexSession, "whoami", nil)
@@ -157,8 +161,45 @@ func TestReliabilityIsolation(t *testing.T) {
 			}
 		}
 
+		// Resources, from resources/list and resources/templates/list, each
+		// template filled with alpha's todo and its file.
+		resources := listedResources(t, as, map[string]string{"{id}": "todo_2", "{fileId}": fileID, "{+path}": "Secret.md", "{+doc_path}": "Secret.md"})
+		if len(resources) < 8 {
+			t.Fatalf("only %d resources listed: %v", len(resources), resources)
+		}
+		for _, uri := range resources {
+			body := mustJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": map[string]any{"uri": uri}})
+			headers := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "resources/read", "Mcp-Name": uri}
+			// beta's admin: in beta, nothing of alpha; alpha's server refuses.
+			if got := readAs(bobSession, uri); strings.Contains(got, privateMarker) || strings.Contains(got, "alpha") {
+				bad("%s shows workspace alpha to beta's admin: %s", uri, got)
+			}
+			if st := rawPost(t, srv.URL+"/w/alpha/mcp", bob, headers, body).StatusCode; st != http.StatusForbidden {
+				bad("read %s on alpha by beta's admin: status %d, want 403", uri, st)
+			}
+			// alpha's reader: their desk is their own, and empty; one todo and
+			// its file are a member's to read, like task_get_context.
+			if got := readAs(ritaSession, uri); strings.Contains(got, privateMarker) && !strings.HasPrefix(uri, "atrium://todos/") && !strings.HasPrefix(uri, "atrium://pages/") && !strings.HasPrefix(uri, "atrium://annotations/") {
+				bad("%s shows alice's desk to a reader of alpha: %s", uri, got)
+			}
+			// revoked, anonymous, a token under a wrong scheme: nothing.
+			for who, token := range map[string]string{"a revoked token": rex, "an anonymous caller": ""} {
+				for _, path := range []string{"/mcp", "/w/alpha/mcp"} {
+					if st := rawPost(t, srv.URL+path, token, headers, body).StatusCode; st != http.StatusUnauthorized {
+						bad("read %s by %s at %s: status %d, want 401", uri, who, path, st)
+					}
+				}
+			}
+			for _, auth := range malformedAuth(alice)[:2] {
+				if st := rawPost(t, srv.URL+"/w/alpha/mcp", "", mergeHeaders(headers, map[string]string{"Authorization": auth}), body).StatusCode; st != http.StatusUnauthorized {
+					bad("read %s with Authorization %.12q…: status %d, want 401", uri, auth, st)
+				}
+			}
+			tried += 9
+		}
+
 		routes := api.Routes()
-		requests := restRequests(routes, map[string]string{"annotations": annID, "reviews": revID, "trash": trashID, "todos": "todo_2"}, attPath)
+		requests := restRequests(routes, map[string]string{"annotations": annID, "reviews": revID, "trash": trashID, "todos": "todo_2", "files": fileID}, attPath)
 		for _, rq := range requests {
 			write := rq.method != http.MethodGet
 			// beta's admin: refused in alpha; in beta, nothing of alpha.
@@ -199,7 +240,37 @@ func TestReliabilityIsolation(t *testing.T) {
 		if diff := cmp.Diff(before, alphaState(t, as, annID, revID)); diff != "" {
 			bad("alpha changed during the sweep (-before +after):\n%s", diff)
 		}
-		report(t, "isolation/"+string(e), "tools", len(tools), "routes", len(routes), "requests", len(requests), "attempts", tried, "not_refused_or_leaked", failed)
+
+		// Subscribed, beta's admin hears nothing of alpha, and alpha's reader
+		// nothing of alice's desk, whatever alice changes on it.
+		bobSub, bobHeard := subscriberAs(t, srv, bob, "bob")
+		ritaSub, ritaHeard := subscriberAs(t, srv, rita, "rita")
+		for _, uri := range resources {
+			for _, cs := range []*mcp.ClientSession{bobSub, ritaSub} {
+				_ = cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri}) // a refused one is no leak
+			}
+		}
+		mustOK("update_todo", map[string]any{"id": "todo_2", "progress": 50, "statusDesc": privateMarker})
+		mustOK("update_plan", map[string]any{"content": privateMarker + " plan, again"})
+		mustOK("update_draft", map[string]any{"content": privateMarker + " draft, again"})
+		mustOK("add_progress_item", map[string]any{"description": privateMarker + " more"})
+		mustOK("add_todo_file", map[string]any{"id": "todo_2", "file": map[string]any{"name": "u.txt", "content": "x"}})
+		callTool(t, connectHTTP(t, srv.URL+"/w/alpha/mcp", alice, "2025-11-25"), "whoami", nil) // a session joins alpha
+		time.Sleep(time.Second)
+		if heard := collect(bobHeard, time.Second); len(heard) > 0 {
+			bad("beta's admin heard of alpha's changes: %v", heard)
+		}
+		ritaGot := collect(ritaHeard, 0)
+		for _, uri := range ritaGot {
+			if uri == "atrium://todos" || uri == "atrium://plan" || uri == "atrium://draft" || uri == "atrium://progress" {
+				bad("alpha's reader was notified of %s, which is alice's desk", uri)
+			}
+		}
+		if !slices.Contains(ritaGot, "atrium://todos/todo_2") { // the one todo she follows: notifications do flow
+			bad("alpha's reader never heard of atrium://todos/todo_2, which she subscribed to: %v", ritaGot)
+		}
+		tried += 2
+		report(t, "isolation/"+string(e), "tools", len(tools), "resources", len(resources), "routes", len(routes), "requests", len(requests), "attempts", tried, "not_refused_or_leaked", failed)
 	})
 }
 
@@ -333,8 +404,12 @@ func restRequests(routes []string, ids map[string]string, attPath string) []rest
 	var out []restRequest
 	for _, pattern := range routes {
 		method, path, _ := strings.Cut(pattern, " ")
-		// A desk is alice's, a file one the sweep cannot know.
-		path = strings.NewReplacer("{handle}", "alice", "{file}", "file_unknown").Replace(path)
+		// A desk is alice's, a file her todo's.
+		file := ids["files"]
+		if file == "" {
+			file = "file_unknown"
+		}
+		path = strings.NewReplacer("{handle}", "alice", "{file}", file).Replace(path)
 		add := func(p, body, ct string) {
 			if body != "" && ct == "" {
 				ct = "application/json"
@@ -431,4 +506,57 @@ func restRequests(routes []string, ids map[string]string, attPath string) []rest
 		}
 	}
 	return out
+}
+
+// todoFileID is the id of the first file create_todo answered with.
+func todoFileID(created map[string]any) string {
+	todo, _ := created["todo"].(map[string]any)
+	files, _ := todo["files"].([]any)
+	if len(files) == 0 {
+		return ""
+	}
+	f, _ := files[0].(map[string]any)
+	id, _ := f["id"].(string)
+	return id
+}
+
+// listedResources are the URIs of every resource cs lists, and of every
+// template with its variables filled from vars.
+func listedResources(t *testing.T, cs *mcp.ClientSession, vars map[string]string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out []string
+	for r, err := range cs.Resources(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r.URI)
+	}
+	for rt, err := range cs.ResourceTemplates(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		uri := rt.URITemplate
+		for k, v := range vars {
+			uri = strings.ReplaceAll(uri, k, v)
+		}
+		if strings.Contains(uri, "{") {
+			t.Fatalf("the sweep cannot fill %s: give it a value", rt.URITemplate)
+		}
+		out = append(out, uri)
+	}
+	return out
+}
+
+// readAs reads uri through cs and returns what came back, the error's text
+// included.
+func readAs(cs *mcp.ClientSession, uri string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), answerBound)
+	defer cancel()
+	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		return err.Error()
+	}
+	return mustJSON(res)
 }

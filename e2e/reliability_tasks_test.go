@@ -14,7 +14,8 @@ import (
 // Tasks under concurrent agents through the real binary, on both engines:
 // agents over HTTP and agents in their own `atrium mcp` processes claim one
 // task at once (exactly one wins, the others are told who), comment on one
-// task together (every acknowledged comment is there), and update one task
+// task together and update its status without a revision (every
+// acknowledged comment is there, none meets a conflict), and update one task
 // from one revision (one wins, the rest get conflict); no call fails
 // otherwise and /healthz answers throughout.
 func TestReliabilityTasks(t *testing.T) {
@@ -76,8 +77,15 @@ func TestReliabilityTasks(t *testing.T) {
 					bad(fmt.Sprintf("%s claim: %s", c.name(), code))
 				}
 				for j := range comments {
-					if _, code, err := c.call("task_post_comment", map[string]any{"issue_number": 2, "comment": fmt.Sprintf("caller %d says %d", i, j), "comment_type": "status"}); err != nil || code != "" {
-						bad(fmt.Sprintf("%s comment: %v %s", c.name(), err, code))
+					// Every other one a status update, which changes the task
+					// too (its status text and progress) and sends no
+					// revision: it must never meet a conflict.
+					tool, args := "task_post_comment", map[string]any{"issue_number": 2, "comment": fmt.Sprintf("caller %d says %d", i, j), "comment_type": "status"}
+					if j%2 == 1 {
+						tool, args = "task_update_status", map[string]any{"issue_number": 2, "status": fmt.Sprintf("caller %d at %d", i, j), "progress": j}
+					}
+					if _, code, err := c.call(tool, args); err != nil || code != "" {
+						bad(fmt.Sprintf("%s %s: %v %s", c.name(), tool, err, code))
 						continue
 					}
 					atomic.AddInt64(&acked, 1)

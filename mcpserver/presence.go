@@ -22,8 +22,11 @@ const presenceEvery = 30 * time.Second
 
 // presenceSeen remembers when each session's presence was last written.
 type presenceSeen struct {
-	mu   sync.Mutex
-	last map[string]time.Time
+	mu    sync.Mutex
+	last  map[string]time.Time
+	local string // the stdio session's key, once recorded
+	// watched are the HTTP sessions whose end is awaited, to record it.
+	watched sync.Map // *mcp.ServerSession → struct{}
 }
 
 // presence records, for atrium://sessions, that the caller's session is
@@ -85,8 +88,64 @@ func (s *Server) notePresence(ctx context.Context, req mcp.Request, ws int64) {
 		}
 	}
 	s.seen.mu.Unlock()
-	if err := s.cfg.Tasks.Seen(atrium.NewContextWithActor(context.WithoutCancel(ctx), a), key, transport, client); err != nil {
+	actx := atrium.NewContextWithActor(context.WithoutCancel(ctx), a)
+	if err := s.cfg.Tasks.Seen(actx, key, transport, client); err != nil {
 		s.log.Debug("record presence", "err", err)
+	}
+	// A session that closes leaves at once (one that vanishes leaves when
+	// expirePresence finds it silent): the stdio session when the server
+	// closes, an HTTP session when it ends. Stateless requests have no end.
+	switch ss, _ := req.GetSession().(*mcp.ServerSession); {
+	case transport == "stdio":
+		s.seen.mu.Lock()
+		s.seen.local = key
+		s.seen.mu.Unlock()
+	case ss != nil && ss.ID() != "":
+		if _, had := s.seen.watched.LoadOrStore(ss, struct{}{}); !had {
+			go func() {
+				_ = ss.Wait()
+				s.seen.watched.Delete(ss)
+				s.leave(actx, key, transport)
+			}()
+		}
+	}
+}
+
+// leave records that session key closed.
+func (s *Server) leave(ctx context.Context, key, transport string) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := s.cfg.Tasks.Left(ctx, key, transport); err != nil {
+		s.log.Debug("record a session's end", "err", err)
+	}
+}
+
+// leaveLocal records that the stdio session ended, if it was recorded.
+func (s *Server) leaveLocal() {
+	s.seen.mu.Lock()
+	key := s.seen.local
+	s.seen.local = ""
+	s.seen.mu.Unlock()
+	if key != "" && s.cfg.Tasks != nil && s.cfg.Actor != nil {
+		s.leave(atrium.NewContextWithActor(context.Background(), s.cfg.Actor), key, "stdio")
+	}
+}
+
+// expirePresence, now and then, ends the sessions nobody has seen for the
+// presence window, so that atrium://sessions subscribers hear that a
+// process killed without a goodbye is gone.
+func (s *Server) expirePresence() {
+	t := time.NewTicker(presenceEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+			if _, err := s.cfg.Tasks.ExpirePresence(s.ctx); err != nil && s.ctx.Err() == nil {
+				s.log.Debug("expire presence", "err", err)
+			}
+		}
 	}
 }
 
@@ -96,13 +155,13 @@ var hostname, _ = os.Hostname()
 func sessionsResource(r *tasksRef) Resource {
 	return Resource{
 		Def: &mcp.Resource{URI: SessionsURI, Name: "sessions", Title: "Sessions", MIMEType: deskMIMEType,
-			Description: "Who is connected now, over what, since when. Subscribe to be told when someone connects."},
+			Description: "Who is connected now, over what, since when. Subscribe to be told when someone connects or leaves."},
 		Handler: func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			sessions, err := r.get().Sessions(ctx)
 			if err != nil {
 				return nil, err
 			}
-			text, err := jsonText(map[string]any{"sessions": sessions})
+			text, err := jsonText(sessions)
 			if err != nil {
 				return nil, err
 			}

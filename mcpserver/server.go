@@ -107,6 +107,7 @@ type Server struct {
 	duration  *metrics.Histogram
 	toolNames map[string]bool // the tools it serves, for metrics labels
 	seen      presenceSeen
+	subs      deskSubscribers
 
 	gwMu   sync.Mutex
 	gwHave map[*mcp.Server]*gatewayTools
@@ -173,6 +174,9 @@ func (s *Server) start() {
 		}()
 		go s.watch(events)
 	}
+	if s.cfg.Tasks != nil {
+		go s.expirePresence()
+	}
 	s.mu.Lock()
 	if s.local != nil {
 		s.servers[s.cfg.Actor.Workspace.ID] = s.local // for watch
@@ -194,6 +198,7 @@ func (s *Server) Opened(ctx context.Context) error {
 
 // Close stops background work and closes every open session.
 func (s *Server) Close() {
+	s.leaveLocal()
 	s.cancel()
 	s.mu.Lock()
 	servers := make([]*mcp.Server, 0, len(s.servers))
@@ -288,7 +293,8 @@ func (s *Server) build(ws atrium.Workspace) *mcp.Server {
 			Completions: &mcp.CompletionCapabilities{},
 		},
 	})
-	ms.AddReceivingMiddleware(s.recoverPanics, s.observe, s.awaitOpen, s.awaitGateway, s.listTools, s.listResources(ws.ID), s.presence(ws.ID), s.readResources, s.refuseHeld(ws.ID))
+	ms.AddReceivingMiddleware(s.recoverPanics, s.observe, s.awaitOpen, s.awaitGateway, s.listTools, s.listResources(ws.ID), s.presence(ws.ID), s.noteSubscriber(ws.ID), s.readResources, s.refuseHeld(ws.ID))
+	ms.AddSendingMiddleware(s.deskOnly)
 	for _, t := range s.tools {
 		t.add(s, ms, ws.ID)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -20,7 +21,7 @@ const ConsoleToolset = "console"
 // Console resource URIs (001's summ:// resources under atrium://).
 const (
 	TodosURI       = "atrium://todos"
-	TodoURIPrefix  = "atrium://todos/"
+	TodoURIPrefix  = tasks.TodoURIPrefix
 	DraftURI       = "atrium://draft"
 	PlanURI        = "atrium://plan"
 	ProgressURI    = "atrium://progress"
@@ -41,13 +42,13 @@ func consoleToolset(s *Server) *Toolset {
 			addProgressItemTool(r), archiveProgressTool(r),
 		},
 		Resources: []Resource{
-			deskResource(r, TodosURI, "todos", "Todos", "Your open todos.", deskMIMEType, func(d tasks.Desk) (string, error) { return jsonText(tasks.DeskOutput(d).Todos) }),
+			deskResource(r, TodosURI, "todos", "Todos", "Your open todos.", deskMIMEType, func(d tasks.Desk) (string, error) { return jsonText(r.get().DeskOutput(d).Todos) }),
 			deskResource(r, DraftURI, "draft", "Draft", "Your draft (Markdown).", markdownMIME, func(d tasks.Desk) (string, error) { return deskPageText(d.Draft), nil }),
 			deskResource(r, PlanURI, "plan", "Plan", "Your work plan (Markdown).", markdownMIME, func(d tasks.Desk) (string, error) { return deskPageText(d.Plan), nil }),
-			deskResource(r, ProgressURI, "progress", "Progress", "Today's progress items.", deskMIMEType, func(d tasks.Desk) (string, error) { return jsonText(tasks.DeskOutput(d).Progress) }),
+			deskResource(r, ProgressURI, "progress", "Progress", "Today's progress items.", deskMIMEType, func(d tasks.Desk) (string, error) { return jsonText(r.get().DeskOutput(d).Progress) }),
 			sessionsResource(r),
 		},
-		Templates: []ResourceTemplate{todoResource(r)},
+		Templates: []ResourceTemplate{todoResource(r), todoFileResource(r)},
 	}
 }
 
@@ -78,11 +79,7 @@ func getDeskTool(r *tasksRef) *Tool {
 		if err != nil {
 			return tasks.DeskOut{}, err
 		}
-		out := tasks.DeskOutput(d)
-		for i := range out.Todos {
-			out.Todos[i].URL = r.get().URL(out.Todos[i].Number)
-		}
-		return out, nil
+		return r.get().DeskOutput(d), nil
 	})
 }
 
@@ -122,9 +119,7 @@ func (r *tasksRef) todo(ctx context.Context, t atrium.Task, err error) (TodoOutp
 	if err != nil {
 		return TodoOutput{}, err
 	}
-	out := tasks.TodoOutput(t, files)
-	out.URL = r.get().URL(t.Number)
-	return TodoOutput{Todo: out}, nil
+	return TodoOutput{Todo: r.get().TodoOutput(t, files)}, nil
 }
 
 // CreateTodoInput creates a todo.
@@ -196,7 +191,7 @@ type AddTodoFileInput struct {
 
 // FileOutput is an attached file.
 type FileOutput struct {
-	File store.TaskFile `json:"file"`
+	File tasks.FileOut `json:"file"`
 }
 
 func addTodoFileTool(r *tasksRef) *Tool {
@@ -210,7 +205,11 @@ func addTodoFileTool(r *tasksRef) *Tool {
 			return FileOutput{}, err
 		}
 		out, err := r.get().AddTodoFile(ctx, in.ID, f)
-		return FileOutput{File: out}, err
+		if err != nil {
+			return FileOutput{}, err
+		}
+		n, _ := tasks.ParseTodoID(in.ID)
+		return FileOutput{File: r.get().FileOutput(n, out)}, nil
 	})
 }
 
@@ -334,7 +333,7 @@ func todoResource(r *tasksRef) ResourceTemplate {
 			}
 			t, err := r.get().Get(ctx, n)
 			if err == nil && t.Kind != atrium.KindTodo {
-				err = atrium.Errorf(atrium.ENotFound, "#%d is a task, not a todo", n)
+				err = atrium.Errorf(atrium.ENotFound, "%s is task #%d, not a todo", id, n)
 			}
 			if err != nil {
 				return nil, err
@@ -348,6 +347,37 @@ func todoResource(r *tasksRef) ResourceTemplate {
 				return nil, err
 			}
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: deskMIMEType, Text: text}}}, nil
+		},
+	}
+}
+
+// todoFileResource is a todo's file, its content: text for text, bytes (a
+// blob) for the rest — atrium://todos/todo_7/files/file_x, the uri each file
+// of a todo carries.
+func todoFileResource(r *tasksRef) ResourceTemplate {
+	return ResourceTemplate{
+		Def: &mcp.ResourceTemplate{Name: "todo_file", Title: "Todo file", Description: "A todo's file, its content (atrium://todos/todo_7/files/file_x: the uri in each file of a todo).",
+			URITemplate: TodoURIPrefix + "{id}/files/{fileId}"},
+		Handler: func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			rest, _ := strings.CutPrefix(req.Params.URI, TodoURIPrefix)
+			id, fileID, ok := strings.Cut(rest, "/files/")
+			if !ok || id == "" || fileID == "" || strings.Contains(fileID, "/") {
+				return nil, atrium.Errorf(atrium.ENotFound, "no todo file at %s", req.Params.URI)
+			}
+			f, data, err := r.get().TodoFile(ctx, id, fileID)
+			if err != nil {
+				return nil, err
+			}
+			c := &mcp.ResourceContents{URI: req.Params.URI, MIMEType: f.MIMEType}
+			if strings.HasPrefix(f.MIMEType, "text/") && utf8.Valid(data) && len(data) > 0 {
+				c.Text = string(data)
+			} else {
+				c.Blob = data
+				if c.Blob == nil {
+					c.Blob = []byte{}
+				}
+			}
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
 		},
 	}
 }

@@ -200,14 +200,13 @@ func taskUpdateStatusTool(r *tasksRef) *Tool {
 // CommentsInput lists comments.
 type CommentsInput struct {
 	IssueNumber int64  `json:"issue_number"`
-	Since       string `json:"since,omitempty" jsonschema:"RFC 3339 time"`
+	Since       string `json:"since,omitempty" jsonschema:"RFC 3339 time; those at or after it"`
 	FromAgent   string `json:"from_agent,omitempty" jsonschema:"only this author's"`
+	After       int64  `json:"after,omitempty" jsonschema:"next_after of a cut answer"`
 }
 
 // CommentsOut lists comments.
-type CommentsOut struct {
-	Comments []tasks.CommentOut `json:"comments"`
-}
+type CommentsOut = tasks.CommentsOut
 
 func taskGetCommentsTool(r *tasksRef) *Tool {
 	return newTool(&mcp.Tool{
@@ -215,7 +214,7 @@ func taskGetCommentsTool(r *tasksRef) *Tool {
 		Description: "Lists a task's comments, oldest first; e.g. to check for an answer.",
 		Annotations: readOnly("Get task comments"),
 	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in CommentsInput) (CommentsOut, error) {
-		req := tasks.CommentsRequest{Number: in.IssueNumber, FromAgent: in.FromAgent}
+		req := tasks.CommentsRequest{Number: in.IssueNumber, FromAgent: in.FromAgent, After: in.After}
 		if in.Since != "" {
 			t, err := time.Parse(time.RFC3339Nano, in.Since)
 			if err != nil {
@@ -223,8 +222,8 @@ func taskGetCommentsTool(r *tasksRef) *Tool {
 			}
 			req.Since = t
 		}
-		cs, err := r.get().Comments(ctx, req)
-		return CommentsOut{Comments: tasks.Comments(cs)}, err
+		page, err := r.get().Comments(ctx, req)
+		return page.Output(), err
 	})
 }
 

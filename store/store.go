@@ -72,6 +72,7 @@ type DB struct {
 	instance string // tells this process's notifications from other replicas'
 	broker   *broker
 
+	group     committer    // SQLite: writes that share a commit (see Update)
 	rebinds   sync.Map     // query text → PostgreSQL form
 	stmts     sync.Map     // stmtKey → *sql.Stmt
 	nstmts    atomic.Int64 // entries in stmts
@@ -258,7 +259,20 @@ func (db *DB) closeConns() error {
 
 // Update runs fn in a write transaction and commits it if fn returns nil. The
 // events fn emitted are published once the commit succeeded.
-func (db *DB) Update(ctx context.Context, fn func(*Tx) error) (err error) {
+//
+// On SQLite, calls that wait for the one writer at the same moment share a
+// commit (group commit): each runs in a savepoint of one transaction, so
+// each still happens entirely or not at all, and returns only once the
+// commit that holds it is durable. A commit's fsync is most of a small
+// write's time; eight writers then pay for one instead of eight.
+func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
+	if db.engine == SQLite {
+		return db.group.do(db, ctx, fn)
+	}
+	return db.update(ctx, fn)
+}
+
+func (db *DB) update(ctx context.Context, fn func(*Tx) error) (err error) {
 	sqltx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return db.wrapBusy(fmt.Errorf("begin: %w", err))
@@ -445,19 +459,21 @@ func (tx *Tx) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 		// query would, holding none before.
 		return tx.db.prepared(ctx, tx.pool, q)
 	}
-	if tx.pool == tx.db.r {
-		if st := tx.db.cached(tx.pool, q); st != nil {
-			return tx.tx.StmtContext(ctx, st), nil
-		}
-		tx.db.prepareLater(tx.pool, q)
-	}
 	if st := tx.local[q]; st != nil {
 		return st, nil
 	}
-	// Closed by database/sql when the transaction ends.
-	st, err := tx.tx.PrepareContext(ctx, tx.db.rebind(q))
-	if err != nil {
-		return nil, err
+	// Both pools share statements: parsing is most of a small write's
+	// cost too (the writer's one connection keeps them prepared).
+	var st *sql.Stmt
+	if shared := tx.db.cached(tx.pool, q); shared != nil {
+		st = tx.tx.StmtContext(ctx, shared)
+	} else {
+		tx.db.prepareLater(tx.pool, q)
+		// Closed by database/sql when the transaction ends.
+		var err error
+		if st, err = tx.tx.PrepareContext(ctx, tx.db.rebind(q)); err != nil {
+			return nil, err
+		}
 	}
 	if tx.local == nil {
 		tx.local = map[string]*sql.Stmt{}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/atrium-hq/atrium"
@@ -118,7 +119,41 @@ func (tx *Tx) UpdateTask(ctx context.Context, t *atrium.Task, base int64, labels
 
 // TaskByNumber returns task #n of workspace ws with its blockers, or not_found.
 func (tx *Tx) TaskByNumber(ctx context.Context, ws, n int64) (atrium.Task, error) {
-	t, err := scanTask(tx.queryRow(ctx, "SELECT "+taskCols+taskFrom+" WHERE t.workspace_id = ? AND t.number = ?", ws, n))
+	return tx.taskByNumber(ctx, ws, n, "")
+}
+
+// LockTask is TaskByNumber for a change: the task's row stays locked until
+// the transaction ends, so that of concurrent writers each reads what the
+// one before it committed — a caller who sent no revision never meets a
+// conflict it did not ask for. SQLite has one writer, which holds everything
+// already; PostgreSQL locks the row (NO KEY: the foreign keys of comments and
+// dependencies that point at the task still go through).
+func (tx *Tx) LockTask(ctx context.Context, ws, n int64) (atrium.Task, error) {
+	if tx.db.engine != Postgres {
+		return tx.TaskByNumber(ctx, ws, n)
+	}
+	return tx.taskByNumber(ctx, ws, n, " FOR NO KEY UPDATE OF t")
+}
+
+// LockTaskGraph serialises changes to the blocked_by graph of workspace ws
+// until the transaction ends, so that two changes that would each be fine
+// alone (#1 waits on #2, #2 waits on #1) cannot both pass their cycle check.
+// On PostgreSQL it locks the workspace's task counter (creates take it too,
+// briefly); SQLite's one writer is serial already.
+func (tx *Tx) LockTaskGraph(ctx context.Context, ws int64) error {
+	if tx.db.engine != Postgres {
+		return nil
+	}
+	var last int64
+	err := tx.queryRow(ctx, "SELECT last FROM task_counters WHERE workspace_id = ? FOR UPDATE", ws).Scan(&last)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // no task yet, so no graph
+	}
+	return err
+}
+
+func (tx *Tx) taskByNumber(ctx context.Context, ws, n int64, lock string) (atrium.Task, error) {
+	t, err := scanTask(tx.queryRow(ctx, "SELECT "+taskCols+taskFrom+" WHERE t.workspace_id = ? AND t.number = ?"+lock, ws, n))
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, atrium.Errorf(atrium.ENotFound, "Task not found: #%d", n)
 	}
@@ -298,6 +333,7 @@ type CommentFilter struct {
 	Author int64 // 0 for anyone
 	After  int64 // a cursor: comment ids above this one
 	Limit  int
+	Newest bool // the newest Limit (still listed oldest first)
 }
 
 // Comments lists a task's comments.
@@ -308,7 +344,19 @@ func (tx *Tx) Comments(ctx context.Context, f CommentFilter) ([]atrium.TaskComme
 		q += " AND c.author_id = ?"
 		args = append(args, f.Author)
 	}
-	return queryAll(ctx, tx, scanComment, q+" ORDER BY c.id LIMIT ?", append(args, f.Limit)...)
+	if !f.Newest {
+		return queryAll(ctx, tx, scanComment, q+" ORDER BY c.id LIMIT ?", append(args, f.Limit)...)
+	}
+	out, err := queryAll(ctx, tx, scanComment, q+" ORDER BY c.id DESC LIMIT ?", append(args, f.Limit)...)
+	slices.Reverse(out)
+	return out, err
+}
+
+// CountComments counts the comments of task.
+func (tx *Tx) CountComments(ctx context.Context, task int64) (int, error) {
+	var n int
+	err := tx.queryRow(ctx, "SELECT COUNT(*) FROM task_comments WHERE task_id = ?", task).Scan(&n)
+	return n, err
 }
 
 // LastQuestionTo returns the newest question on task asked of principal p,
@@ -417,10 +465,19 @@ func (tx *Tx) UnreadCount(ctx context.Context, ws, p int64) (int, error) {
 	return n, err
 }
 
-// AckInbox marks principal p's unread items up to id read, and reports how many.
-func (tx *Tx) AckInbox(ctx context.Context, ws, p, upTo int64) (int64, error) {
-	res, err := tx.exec(ctx, "UPDATE inbox_items SET read_at = ? WHERE workspace_id = ? AND principal_id = ? AND read_at IS NULL AND id <= ?",
-		micros(tx.now), ws, p, upTo)
+// AckInbox marks read the items ids of principal p's inbox that are unread,
+// and reports how many. It takes the ids that were shown, not a bound: on
+// PostgreSQL ids are handed out before commit, so an item committed late may
+// carry an id below one already shown, and "up to" would mark it read unseen.
+func (tx *Tx) AckInbox(ctx context.Context, ws, p int64, ids []int64) (int64, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	args := []any{micros(tx.now), ws, p}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	res, err := tx.exec(ctx, "UPDATE inbox_items SET read_at = ? WHERE workspace_id = ? AND principal_id = ? AND read_at IS NULL AND id IN ("+placeholders(len(ids))+")", args...)
 	if err != nil {
 		return 0, err
 	}

@@ -140,9 +140,17 @@ func (s *Service) post(ctx context.Context, n int64, typ atrium.CommentType, bod
 	}
 	var out Posted
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		t, err := tx.TaskByNumber(ctx, a.Workspace.ID, n)
+		// Locked: a comment that changes the task (status, blocked, an
+		// answer that unblocks, completion) never meets a conflict its
+		// caller did not ask for — it applies to the task as it is now.
+		t, err := tx.LockTask(ctx, a.Workspace.ID, n)
 		if err != nil {
 			return err
+		}
+		if p.block || p.complete || p.statusText != nil || p.progress != nil {
+			if err := mayChange(a, t); err != nil {
+				return err
+			}
 		}
 		base, before := t.Revision, t
 		notified := map[int64]bool{a.Principal.ID: true} // nobody is told of their own comment
@@ -204,8 +212,11 @@ func (s *Service) post(ctx context.Context, n int64, typ atrium.CommentType, bod
 			}
 			out.WaitingFor = target.Handle
 		}
-		// Whoever answers or comments is no longer waited on.
-		if typ != atrium.CommentQuestion && typ != atrium.CommentBlocked {
+		// An answer — task_post_answer, or a comment of type answer — ends
+		// every wait on its author here: their question, and the block that
+		// waits for them. Any other comment of theirs (a status, a note)
+		// leaves the task waiting.
+		if typ == atrium.CommentAnswer {
 			if cleared, err := tx.ClearWaits(ctx, t.ID, a.Principal.ID, ""); err != nil {
 				return err
 			} else if cleared > 0 && t.Status == atrium.TaskBlocked {
@@ -328,23 +339,36 @@ type CommentsRequest struct {
 	Limit     int
 }
 
-// Comments lists a task's comments, oldest first.
-func (s *Service) Comments(ctx context.Context, r CommentsRequest) ([]atrium.TaskComment, error) {
+// CommentsPage is a page of a task's comments.
+type CommentsPage struct {
+	Comments []atrium.TaskComment
+	// NextAfter is set when more comments follow: the id to pass as After.
+	NextAfter int64
+}
+
+// maxComments bounds one page of comments.
+const maxComments = 500
+
+// Comments lists a task's comments, oldest first: those created at or after
+// Since (to the microsecond), by FromAgent, after the comment id After; a
+// page holds at most Limit (500), and says where the next begins.
+func (s *Service) Comments(ctx context.Context, r CommentsRequest) (CommentsPage, error) {
 	a, err := reader(ctx)
 	if err != nil {
-		return nil, err
+		return CommentsPage{}, err
 	}
 	limit := r.Limit
-	if limit <= 0 || limit > 500 {
-		limit = 500
+	if limit <= 0 || limit > maxComments {
+		limit = maxComments
 	}
 	var out []atrium.TaskComment
+	var next int64
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		t, err := tx.TaskByNumber(ctx, a.Workspace.ID, r.Number)
 		if err != nil {
 			return err
 		}
-		f := store.CommentFilter{Task: t.ID, After: r.After, Limit: limit}
+		f := store.CommentFilter{Task: t.ID, After: r.After, Limit: limit + 1}
 		if !r.Since.IsZero() {
 			f.Since = r.Since.UnixMicro()
 		}
@@ -357,11 +381,17 @@ func (s *Service) Comments(ctx context.Context, r CommentsRequest) ([]atrium.Tas
 			}
 			f.Author = p.ID
 		}
-		out, err = tx.Comments(ctx, f)
-		return err
+		if out, err = tx.Comments(ctx, f); err != nil {
+			return err
+		}
+		if len(out) > limit {
+			out = out[:limit]
+			next = out[limit-1].ID
+		}
+		return nil
 	})
 	if out == nil {
 		out = []atrium.TaskComment{}
 	}
-	return out, err
+	return CommentsPage{Comments: out, NextAfter: next}, err
 }

@@ -37,6 +37,18 @@ const maxFile = 10 << 20
 // TodoID is how 001's tools name a todo: todo_<number>.
 func TodoID(n int64) string { return "todo_" + strconv.FormatInt(n, 10) }
 
+// TodoURIPrefix begins the resource URI of a todo (001's summ://todos/{id}).
+const TodoURIPrefix = "atrium://todos/"
+
+// TodoURI is todo n as a resource.
+func TodoURI(n int64) string { return TodoURIPrefix + TodoID(n) }
+
+// TodoFileURI is file id of todo n as a resource: its content.
+func TodoFileURI(n int64, id string) string { return TodoURI(n) + "/files/" + id }
+
+// TodoFilePath is where file id of todo n is downloaded over HTTP.
+func TodoFilePath(n int64, id string) string { return "/api/todos/" + TodoID(n) + "/files/" + id }
+
 // ParseTodoID reads a todo's id: todo_7, #7 or 7.
 func ParseTodoID(id string) (int64, error) {
 	s := strings.TrimSpace(id)
@@ -107,7 +119,26 @@ func (s *Service) UpdateTodo(ctx context.Context, id string, progress *int, stat
 		}
 		f.Status = &st
 	}
-	return s.Update(ctx, UpdateRequest{Number: n, Fields: f})
+	return s.Update(ctx, UpdateRequest{Number: n, Fields: f, todoID: id})
+}
+
+// notTodo refuses a console tool aimed at a plain task.
+func notTodo(id string, t atrium.Task) error {
+	return atrium.Errorf(atrium.EInvalid, "%s is task #%d, not a todo: the todo tools change only todos (task_update changes tasks)", strings.TrimSpace(id), t.Number).
+		WithDetails(map[string]any{"kind": string(t.Kind)})
+}
+
+// lockTodo reads todo id for a change by a: it must be a todo, and a must
+// be allowed to change it.
+func lockTodo(ctx context.Context, tx *store.Tx, a *atrium.Actor, id string, n int64) (atrium.Task, error) {
+	t, err := tx.LockTask(ctx, a.Workspace.ID, n)
+	if err != nil {
+		return t, err
+	}
+	if t.Kind != atrium.KindTodo {
+		return t, notTodo(id, t)
+	}
+	return t, mayChange(a, t)
 }
 
 // ArchiveTodo moves a todo to the archive.
@@ -120,7 +151,7 @@ func (s *Service) ArchiveTodo(ctx context.Context, id string) (atrium.Task, erro
 		return atrium.Task{}, err
 	}
 	st := atrium.TaskArchived
-	return s.Update(ctx, UpdateRequest{Number: n, Fields: Fields{Status: &st}})
+	return s.Update(ctx, UpdateRequest{Number: n, Fields: Fields{Status: &st}, todoID: id})
 }
 
 // AddTodoFile attaches a file to a todo.
@@ -147,7 +178,7 @@ func (s *Service) AddTodoFile(ctx context.Context, id string, f TodoFile) (store
 	sum := sha256.Sum256(f.Data)
 	file := store.TaskFile{Name: name, MIMEType: mime, Size: int64(len(f.Data)), SHA256: hex.EncodeToString(sum[:])}
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		t, err := tx.TaskByNumber(ctx, a.Workspace.ID, n)
+		t, err := lockTodo(ctx, tx, a, id, n)
 		if err != nil {
 			return err
 		}
@@ -170,7 +201,7 @@ func (s *Service) RemoveTodoFile(ctx context.Context, id, fileID string) error {
 		return err
 	}
 	return s.db.Update(ctx, func(tx *store.Tx) error {
-		t, err := tx.TaskByNumber(ctx, a.Workspace.ID, n)
+		t, err := lockTodo(ctx, tx, a, id, n)
 		if err != nil {
 			return err
 		}
@@ -179,6 +210,46 @@ func (s *Service) RemoveTodoFile(ctx context.Context, id, fileID string) error {
 		}
 		return emit(ctx, tx, a, EventUpdated, t, Event{})
 	})
+}
+
+// TodoFile returns file fileID of todo id with its content. Whoever may
+// read the todo may read its files.
+func (s *Service) TodoFile(ctx context.Context, id, fileID string) (store.TaskFile, []byte, error) {
+	a, err := reader(ctx)
+	if err != nil {
+		return store.TaskFile{}, nil, err
+	}
+	n, err := ParseTodoID(id)
+	if err != nil {
+		return store.TaskFile{}, nil, err
+	}
+	fileID = strings.TrimSpace(fileID)
+	var (
+		file store.TaskFile
+		data []byte
+	)
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		t, err := tx.TaskByNumber(ctx, a.Workspace.ID, n)
+		if err != nil {
+			return err
+		}
+		if t.Kind != atrium.KindTodo {
+			return notTodo(id, t)
+		}
+		files, err := tx.TaskFiles(ctx, t.ID)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			if f.ID == fileID {
+				file = f
+				data, err = tx.TaskFileData(ctx, t.ID, f.ID)
+				return err
+			}
+		}
+		return atrium.Errorf(atrium.ENotFound, "File not found on %s: %s (get_desk or the todo lists its files)", TodoID(n), fileID)
+	})
+	return file, data, err
 }
 
 // TodoFiles lists a todo's files.
@@ -232,7 +303,7 @@ func (s *Service) AddProgress(ctx context.Context, description string, at time.T
 		if err := tx.AddProgress(ctx, a.Workspace.ID, a.Principal.ID, &it); err != nil {
 			return err
 		}
-		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, EventProgress, "@"+a.Principal.Handle, map[string]any{"id": it.ID})
+		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, EventProgress, "@"+a.Principal.Handle, map[string]any{"id": it.ID, "desk": a.Principal.Handle})
 	})
 	return it, err
 }
@@ -248,7 +319,7 @@ func (s *Service) ArchiveProgress(ctx context.Context) (int64, error) {
 		if n, err = tx.ArchiveProgress(ctx, a.Workspace.ID, a.Principal.ID); err != nil || n == 0 {
 			return err
 		}
-		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, EventArchived, "@"+a.Principal.Handle, map[string]any{"archived": n})
+		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, EventArchived, "@"+a.Principal.Handle, map[string]any{"archived": n, "desk": a.Principal.Handle})
 	})
 	return n, err
 }
@@ -261,10 +332,16 @@ type Desk struct {
 	Plan     *atrium.Page
 	Draft    *atrium.Page
 	Progress []store.ProgressItem
+	// MoreTodos and MoreProgress say that the desk holds more than one
+	// answer carries (maxDeskTodos, maxDeskProgress).
+	MoreTodos, MoreProgress bool
 }
 
-// maxDeskTodos bounds the todos a desk shows: the open ones come first.
-const maxDeskTodos = 100
+// maxDeskTodos and maxDeskProgress bound a desk's answer.
+const (
+	maxDeskTodos    = 100
+	maxDeskProgress = 500
+)
 
 // GetDesk returns the desk of handle ("" for the caller's): open todos with
 // their files, plan, draft and the progress not yet archived.
@@ -285,9 +362,12 @@ func (s *Service) GetDesk(ctx context.Context, handle string) (Desk, error) {
 		}
 		out.Handle = owner.Handle
 		todos, err := tx.Tasks(ctx, store.TaskFilter{Workspace: a.Workspace.ID, Kind: atrium.KindTodo, Assignee: owner.ID,
-			Statuses: []atrium.TaskStatus{atrium.TaskOpen, atrium.TaskInProgress, atrium.TaskBlocked, atrium.TaskDone}, Limit: maxDeskTodos})
+			Statuses: []atrium.TaskStatus{atrium.TaskOpen, atrium.TaskInProgress, atrium.TaskBlocked, atrium.TaskDone}, Limit: maxDeskTodos + 1})
 		if err != nil {
 			return err
+		}
+		if len(todos) > maxDeskTodos {
+			todos, out.MoreTodos = todos[:maxDeskTodos], true
 		}
 		out.Todos = todos
 		ids := make([]int64, len(todos))
@@ -316,8 +396,13 @@ func (s *Service) GetDesk(ctx context.Context, handle string) (Desk, error) {
 				*d.out = &p
 			}
 		}
-		out.Progress, err = tx.Progress(ctx, a.Workspace.ID, owner.ID, 500)
-		return err
+		if out.Progress, err = tx.Progress(ctx, a.Workspace.ID, owner.ID, maxDeskProgress+1); err != nil {
+			return err
+		}
+		if len(out.Progress) > maxDeskProgress {
+			out.Progress, out.MoreProgress = out.Progress[:maxDeskProgress], true
+		}
+		return nil
 	})
 	return out, err
 }

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -125,6 +126,9 @@ type Context struct {
 	Plans    []LinkedPage
 	Comments []atrium.TaskComment
 	Waiting  []store.Wait
+	// Omitted counts the older comments left out: a context carries the
+	// newest maxContextComments.
+	Omitted int
 }
 
 // maxContextComments bounds the comments in a context: the newest are kept.
@@ -160,11 +164,15 @@ func (s *Service) GetContext(ctx context.Context, n int64) (Context, error) {
 				}
 			}
 		}
-		if out.Comments, err = tx.Comments(ctx, store.CommentFilter{Task: t.ID, Limit: 1 << 30}); err != nil {
+		if out.Comments, err = tx.Comments(ctx, store.CommentFilter{Task: t.ID, Limit: maxContextComments, Newest: true}); err != nil {
 			return err
 		}
-		if len(out.Comments) > maxContextComments {
-			out.Comments = out.Comments[len(out.Comments)-maxContextComments:]
+		if len(out.Comments) == maxContextComments {
+			total, err := tx.CountComments(ctx, t.ID)
+			if err != nil {
+				return err
+			}
+			out.Omitted = total - len(out.Comments)
 		}
 		out.Waiting, err = tx.Waits(ctx, t.ID)
 		return err
@@ -199,16 +207,16 @@ func (s *Service) ReadInbox(ctx context.Context, r InboxRequest) (Inbox, error) 
 	if err != nil {
 		return Inbox{}, err
 	}
-	var upTo int64
+	var ack []int64
 	if r.Ack != "" {
-		if upTo, err = strconv.ParseInt(strings.TrimPrefix(r.Ack, "i"), 10, 64); err != nil || upTo <= 0 || !strings.HasPrefix(r.Ack, "i") {
-			return Inbox{}, atrium.Errorf(atrium.EInvalid, "invalid ack: pass the ack_cursor of a previous answer as it was")
+		if ack, err = parseAck(r.Ack); err != nil {
+			return Inbox{}, err
 		}
 	}
 	var out Inbox
 	read := func(tx *store.Tx) error {
-		if upTo > 0 {
-			n, err := tx.AckInbox(ctx, a.Workspace.ID, a.Principal.ID, upTo)
+		if len(ack) > 0 {
+			n, err := tx.AckInbox(ctx, a.Workspace.ID, a.Principal.ID, ack)
 			if err != nil {
 				return err
 			}
@@ -219,15 +227,17 @@ func (s *Service) ReadInbox(ctx context.Context, r InboxRequest) (Inbox, error) 
 			return err
 		}
 		out.Items = items
+		var unread []int64
 		for _, it := range items {
 			if it.ReadAt == nil {
-				out.AckCursor = "i" + strconv.FormatInt(it.ID, 10)
+				unread = append(unread, it.ID)
 			}
 		}
+		out.AckCursor = ackCursor(unread)
 		out.Unread, err = tx.UnreadCount(ctx, a.Workspace.ID, a.Principal.ID)
 		return err
 	}
-	if upTo > 0 {
+	if len(ack) > 0 {
 		// Acknowledging writes, which a reader may do to their own inbox.
 		err = s.db.Update(ctx, func(tx *store.Tx) error {
 			if err := read(tx); err != nil {
@@ -245,6 +255,65 @@ func (s *Service) ReadInbox(ctx context.Context, r InboxRequest) (Inbox, error) 
 		out.Items = []atrium.InboxItem{}
 	}
 	return out, err
+}
+
+// ackCursor names the unread items an answer listed, by id: "i12.15-18".
+// Not "every item up to 18": on PostgreSQL ids are handed out before commit,
+// so an item that commits late can carry an id below one already shown.
+func ackCursor(ids []int64) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	slices.Sort(ids)
+	var b strings.Builder
+	b.WriteByte('i')
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
+			j++
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(strconv.FormatInt(ids[i], 10))
+		if j > i {
+			b.WriteByte('-')
+			b.WriteString(strconv.FormatInt(ids[j], 10))
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+// parseAck reads an ack cursor back; it names at most maxLimit items, as an
+// answer lists no more.
+func parseAck(s string) ([]int64, error) {
+	bad := atrium.Errorf(atrium.EInvalid, "invalid ack: pass the ack_cursor of a previous answer as it was")
+	rest, ok := strings.CutPrefix(s, "i")
+	if !ok || rest == "" {
+		return nil, bad
+	}
+	var ids []int64
+	for _, part := range strings.Split(rest, ".") {
+		from, to, isRange := strings.Cut(part, "-")
+		lo, err := strconv.ParseInt(from, 10, 64)
+		if err != nil || lo <= 0 {
+			return nil, bad
+		}
+		hi := lo
+		if isRange {
+			if hi, err = strconv.ParseInt(to, 10, 64); err != nil || hi < lo || hi-lo >= maxLimit {
+				return nil, bad
+			}
+		}
+		for id := lo; id <= hi; id++ {
+			if len(ids) == maxLimit {
+				return nil, bad
+			}
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
 }
 
 // HandoffRules lists the workspace's hand-off rules.

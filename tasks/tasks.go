@@ -4,10 +4,14 @@
 // live only here:
 //
 //   - a task's number is allocated by the store and never reused;
-//   - every change is checked against the revision it was made from, in the
-//     UPDATE itself, so of concurrent writers (or claimers) exactly one wins
-//     and the others get conflict, on both engines;
-//   - blocked_by never forms a cycle;
+//   - a change made from a revision (base_revision) is checked against it, so
+//     of concurrent writers from one revision exactly one wins and the others
+//     get conflict, on both engines; a change made from no revision (a status
+//     update, update_todo, a claim) locks the task and applies to it as it
+//     is, so it never gets a conflict it did not ask for;
+//   - blocked_by never forms a cycle, also when two changes race (the
+//     workspace's dependency graph is changed by one writer at a time);
+//   - a todo is changed only by the owner of its desk or an admin;
 //   - a question records whom the task waits on until they answer; blocked sets
 //     the status and the blocked:agent label until the wait is cleared or the
 //     status moves on;
@@ -88,6 +92,11 @@ type Event struct {
 	Comment int64  `json:"comment_id,omitempty"`
 	Type    string `json:"type,omitempty"`
 	Status  string `json:"status,omitempty"`
+	// Desk is, for a todo, the handle of the desk it is on; FromDesk the
+	// desk it left when it was handed to another. Who listens to one desk
+	// (its resources, its page) need not read every task event's task.
+	Desk     string `json:"desk,omitempty"`
+	FromDesk string `json:"from_desk,omitempty"`
 }
 
 func subject(n int64) string { return fmt.Sprintf("#%d", n) }
@@ -97,7 +106,38 @@ func emit(ctx context.Context, tx *store.Tx, a *atrium.Actor, kind string, t atr
 	if e.Status == "" {
 		e.Status = string(t.Status)
 	}
+	if t.Kind == atrium.KindTodo {
+		_, e.Desk = deskOf(t)
+		if e.FromDesk == e.Desk {
+			e.FromDesk = ""
+		}
+	}
 	return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, kind, subject(t.Number), e)
+}
+
+// deskOf is whose desk todo t is on: its assignee's, or its creator's while
+// nobody holds it.
+func deskOf(t atrium.Task) (int64, string) {
+	if t.AssigneeID != 0 {
+		return t.AssigneeID, t.Assignee
+	}
+	return t.CreatorID, t.Creator
+}
+
+// mayChange is the desk rule, for every surface: a todo is changed — its
+// fields, status, files, archiving — only by the owner of the desk it is on
+// or by an admin of the workspace. Other members read it and comment on it,
+// as on any task. Plain tasks are the whole team's: any writer changes them.
+func mayChange(a *atrium.Actor, t atrium.Task) error {
+	if t.Kind != atrium.KindTodo {
+		return nil
+	}
+	owner, handle := deskOf(t)
+	if owner == a.Principal.ID || a.Role.Allows(atrium.RoleAdmin) {
+		return nil
+	}
+	return atrium.Errorf(atrium.EPermission, "%s is on @%s's desk: only @%s or an admin of the workspace may change it (comment on #%d instead)",
+		TodoID(t.Number), handle, handle, t.Number).WithDetails(map[string]any{"desk": handle})
 }
 
 func reader(ctx context.Context) (*atrium.Actor, error) {
@@ -187,6 +227,8 @@ type UpdateRequest struct {
 	Number       int64
 	BaseRevision int64
 	Fields
+	// todoID, when set, is how a console tool named the task: it must be a todo.
+	todoID string
 }
 
 // Update changes a task. A stale base revision is a conflict naming both.
@@ -197,7 +239,13 @@ func (s *Service) Update(ctx context.Context, r UpdateRequest) (atrium.Task, err
 	}
 	var t atrium.Task
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		if t, err = tx.TaskByNumber(ctx, a.Workspace.ID, r.Number); err != nil {
+		if t, err = tx.LockTask(ctx, a.Workspace.ID, r.Number); err != nil {
+			return err
+		}
+		if r.todoID != "" && t.Kind != atrium.KindTodo {
+			return notTodo(r.todoID, t)
+		}
+		if err := mayChange(a, t); err != nil {
 			return err
 		}
 		base := t.Revision
@@ -205,6 +253,7 @@ func (s *Service) Update(ctx context.Context, r UpdateRequest) (atrium.Task, err
 			return staleRevision(t, r.BaseRevision)
 		}
 		before := t.Status
+		_, fromDesk := deskOf(t)
 		ch, err := s.apply(ctx, tx, a, &t, r.Fields)
 		if err != nil {
 			return err
@@ -227,7 +276,7 @@ func (s *Service) Update(ctx context.Context, r UpdateRequest) (atrium.Task, err
 		if err := assignedInbox(ctx, tx, a, t, ch); err != nil {
 			return err
 		}
-		return emit(ctx, tx, a, EventUpdated, t, Event{})
+		return emit(ctx, tx, a, EventUpdated, t, Event{FromDesk: fromDesk})
 	})
 	if err != nil {
 		return atrium.Task{}, err
@@ -249,12 +298,16 @@ func (s *Service) Claim(ctx context.Context, n int64) (atrium.Task, error) {
 	}
 	var t atrium.Task
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		if t, err = tx.TaskByNumber(ctx, a.Workspace.ID, n); err != nil {
+		// Locked: of claimers side by side, each reads what the one before
+		// it committed, and is told who holds the task.
+		if t, err = tx.LockTask(ctx, a.Workspace.ID, n); err != nil {
 			return err
 		}
 		switch {
 		case t.AssigneeID != 0 && t.AssigneeID != a.Principal.ID:
 			return heldBy(t)
+		case mayChange(a, t) != nil:
+			return mayChange(a, t) // an unheld todo is still its creator's
 		case t.Status.Closed():
 			return atrium.Errorf(atrium.EConflict, "task #%d is %s; only open tasks can be claimed", n, t.Status)
 		case t.AssigneeID == a.Principal.ID && t.Status != atrium.TaskOpen:
@@ -274,13 +327,6 @@ func (s *Service) Claim(ctx context.Context, n int64) (atrium.Task, error) {
 			t.Status = atrium.TaskInProgress
 		}
 		if err := tx.UpdateTask(ctx, &t, base, false); err != nil {
-			// Another claimer committed first (PostgreSQL runs claims side by
-			// side; the revision check lets one through): name the winner.
-			if atrium.ErrorCode(err) == atrium.EConflict {
-				if now, err2 := tx.TaskByNumber(ctx, a.Workspace.ID, n); err2 == nil && now.AssigneeID != 0 && now.AssigneeID != a.Principal.ID {
-					return heldBy(now)
-				}
-			}
 			return err
 		}
 		return emit(ctx, tx, a, EventClaimed, t, Event{})
@@ -402,6 +448,11 @@ func (s *Service) apply(ctx context.Context, tx *store.Tx, a *atrium.Actor, t *a
 			return ch, err
 		}
 		if t.ID != 0 {
+			// A new task has nothing waiting on it, so no cycle; an existing
+			// one takes the workspace's graph for the check and the write.
+			if err := tx.LockTaskGraph(ctx, a.Workspace.ID); err != nil {
+				return ch, err
+			}
 			for i, id := range ids {
 				// Adding t → id makes a cycle if id already waits on t.
 				if cyc, err := tx.Reaches(ctx, id, t.ID); err != nil {

@@ -167,10 +167,11 @@ func TestExampleAgentFlow(t *testing.T) {
 			t.Fatalf("baron's inbox %+v", bin.Items)
 		}
 		// from_agent picks duc's answers, as 002's agents check for them.
-		got, err := v.tasks.Comments(dede, tasks.CommentsRequest{Number: 1, FromAgent: "duc"})
+		page, err := v.tasks.Comments(dede, tasks.CommentsRequest{Number: 1, FromAgent: "duc"})
 		if err != nil {
 			t.Fatal(err)
 		}
+		got := page.Comments
 		if len(got) != 2 || got[0].Type != atrium.CommentAnswer || got[0].Author != "duc" {
 			t.Fatalf("duc's comments %+v", got)
 		}
@@ -219,8 +220,8 @@ func TestCommentsRefuseBadInputAndChangeNothing(t *testing.T) {
 		}
 		cs, _ := v.tasks.Comments(dede, tasks.CommentsRequest{Number: 1})
 		now, _ := v.tasks.Get(dede, 1)
-		if len(cs) != 0 || now.Revision != task.Revision {
-			t.Fatalf("a refused comment changed something: %d comments, revision %d→%d", len(cs), task.Revision, now.Revision)
+		if len(cs.Comments) != 0 || now.Revision != task.Revision {
+			t.Fatalf("a refused comment changed something: %d comments, revision %d→%d", len(cs.Comments), task.Revision, now.Revision)
 		}
 	})
 }

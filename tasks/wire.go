@@ -1,9 +1,12 @@
 package tasks
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/store"
@@ -138,6 +141,7 @@ type IssueOut struct {
 	Body       string   `json:"body"`
 	Labels     []string `json:"labels"`
 	Phase      string   `json:"phase"`
+	Worktree   string   `json:"worktree_path"`
 	Status     string   `json:"status"`
 	StatusText string   `json:"status_text"`
 	Progress   int      `json:"progress"`
@@ -155,16 +159,79 @@ type ContextOut struct {
 	Plans      []LinkedPage `json:"plans"`
 	Comments   []CommentOut `json:"comments"`
 	WaitingFor []string     `json:"waiting_for"`
+	// Omitted counts the older comments left out, and Note says how to read them.
+	Omitted int    `json:"comments_omitted,omitempty"`
+	Note    string `json:"note,omitempty"`
 }
 
 // ContextOutput is c as callers see it.
 func (s *Service) ContextOutput(c Context) ContextOut {
 	t := c.Task
-	out := ContextOut{Issue: IssueOut{Number: t.Number, Title: t.Title, Body: t.Body, Labels: t.Labels, Phase: t.Phase, Status: string(t.Status),
-		StatusText: t.StatusText, Progress: t.Progress, Assignee: t.Assignee, Creator: t.Creator, BlockedBy: t.BlockedBy, Revision: t.Revision, URL: s.URL(t.Number)},
-		Specs: c.Specs, Plans: c.Plans, Comments: Comments(c.Comments), WaitingFor: []string{}}
+	out := ContextOut{Issue: IssueOut{Number: t.Number, Title: t.Title, Body: t.Body, Labels: t.Labels, Phase: t.Phase, Worktree: WorktreePath(t),
+		Status: string(t.Status), StatusText: t.StatusText, Progress: t.Progress, Assignee: t.Assignee, Creator: t.Creator, BlockedBy: t.BlockedBy,
+		Revision: t.Revision, URL: s.URL(t.Number)},
+		Specs: c.Specs, Plans: c.Plans, Comments: Comments(c.Comments), WaitingFor: []string{}, Omitted: c.Omitted}
 	for _, w := range c.Waiting {
 		out.WaitingFor = append(out.WaitingFor, w.Handle)
+	}
+	if c.Omitted > 0 && len(c.Comments) > 0 {
+		out.Note = fmt.Sprintf("the newest %d comments are shown; %d older ones are left out: read them with task_get_comments (after=0, then after=next_after)", len(c.Comments), c.Omitted)
+	}
+	return out
+}
+
+// WorktreePath is where 002's agents work on task t: ../<number>-<slug of
+// its title>, as Farm Code names an issue's git worktree beside the
+// repository (../123-add-user-authentication). Atrium keeps no worktrees;
+// it names one the same way so that agents' prompts built on 002 find it.
+func WorktreePath(t atrium.Task) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(t.Title) {
+		if r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+			continue
+		}
+		dash = true
+	}
+	slug := b.String()
+	if len(slug) > maxSlug {
+		// Cut at a word's end, as people shorten a name.
+		cut := slug[:maxSlug]
+		if slug[maxSlug] != '-' {
+			if i := strings.LastIndexByte(cut, '-'); i > 0 {
+				cut = cut[:i]
+			}
+		}
+		slug = cut
+	}
+	if slug == "" {
+		return fmt.Sprintf("../%d", t.Number)
+	}
+	return fmt.Sprintf("../%d-%s", t.Number, slug)
+}
+
+// maxSlug bounds the title's part of a worktree path.
+const maxSlug = 60
+
+// CommentsOut is task_get_comments' answer (MCP and REST).
+type CommentsOut struct {
+	Comments []CommentOut `json:"comments"`
+	// NextAfter, when set, is where the list was cut: more comments follow;
+	// pass it as after to read them.
+	NextAfter int64  `json:"next_after,omitempty"`
+	Note      string `json:"note,omitempty"`
+}
+
+// Output is p as callers see it.
+func (p CommentsPage) Output() CommentsOut {
+	out := CommentsOut{Comments: Comments(p.Comments), NextAfter: p.NextAfter}
+	if p.NextAfter != 0 {
+		out.Note = fmt.Sprintf("%d comments shown; more follow: pass after=%d for the next ones", len(p.Comments), p.NextAfter)
 	}
 	return out
 }
@@ -220,15 +287,29 @@ func ParseNumber(v string) (int64, error) {
 
 // TodoOut is a todo as 001's agents read it.
 type TodoOut struct {
-	ID         string           `json:"id"`
-	Number     int64            `json:"number"`
-	Title      string           `json:"title"`
-	Desc       string           `json:"description"`
-	Status     string           `json:"status"`
-	StatusDesc string           `json:"statusDesc"`
-	Progress   int              `json:"progress"`
-	Files      []store.TaskFile `json:"files"`
-	URL        string           `json:"url"`
+	ID         string    `json:"id"`
+	Number     int64     `json:"number"`
+	Title      string    `json:"title"`
+	Desc       string    `json:"description"`
+	Status     string    `json:"status"`
+	StatusDesc string    `json:"statusDesc"`
+	Progress   int       `json:"progress"`
+	Files      []FileOut `json:"files"`
+	URL        string    `json:"url"`
+}
+
+// FileOut is a todo's file: what it is, and where to read it — uri as an MCP
+// resource, url over HTTP (the REST download, which a browser session opens
+// too).
+type FileOut struct {
+	store.TaskFile
+	URI string `json:"uri"`
+	URL string `json:"url"`
+}
+
+// FileOutput is f, a file of todo n, as callers see it.
+func (s *Service) FileOutput(n int64, f store.TaskFile) FileOut {
+	return FileOut{TaskFile: f, URI: TodoFileURI(n, f.ID), URL: s.BaseURL + TodoFilePath(n, f.ID)}
 }
 
 // DeskPageOut is a desk's draft or plan.
@@ -245,17 +326,27 @@ type DeskOut struct {
 	Plan     *DeskPageOut         `json:"plan"`
 	Draft    *DeskPageOut         `json:"draft"`
 	Progress []store.ProgressItem `json:"progress"`
+	// Note says what was left out of a desk too full for one answer.
+	Note string `json:"note,omitempty"`
 }
 
 // DeskOutput is d as callers see it.
-func DeskOutput(d Desk) DeskOut {
+func (s *Service) DeskOutput(d Desk) DeskOut {
 	out := DeskOut{Handle: d.Handle, Todos: []TodoOut{}, Progress: d.Progress}
 	for _, t := range d.Todos {
-		out.Todos = append(out.Todos, TodoOutput(t, d.Files[t.Number]))
+		out.Todos = append(out.Todos, s.TodoOutput(t, d.Files[t.Number]))
 	}
 	if out.Progress == nil {
 		out.Progress = []store.ProgressItem{}
 	}
+	var cut []string
+	if d.MoreTodos {
+		cut = append(cut, fmt.Sprintf("only the first %d todos (open first, then newest) are shown: task_list with assignee=%s lists them all", len(d.Todos), d.Handle))
+	}
+	if d.MoreProgress {
+		cut = append(cut, fmt.Sprintf("only the oldest %d progress items are shown: archive_progress closes the day", len(d.Progress)))
+	}
+	out.Note = strings.Join(cut, "; ")
 	for _, p := range []struct {
 		in  *atrium.Page
 		out **DeskPageOut
@@ -267,11 +358,12 @@ func DeskOutput(d Desk) DeskOut {
 	return out
 }
 
-// TodoOutput is t, a todo, as callers see it.
-func TodoOutput(t atrium.Task, files []store.TaskFile) TodoOut {
-	if files == nil {
-		files = []store.TaskFile{}
+// TodoOutput is t, a todo, with its files, as callers see it.
+func (s *Service) TodoOutput(t atrium.Task, files []store.TaskFile) TodoOut {
+	out := TodoOut{ID: TodoID(t.Number), Number: t.Number, Title: t.Title, Desc: t.Body, Status: string(t.Status),
+		StatusDesc: t.StatusText, Progress: t.Progress, Files: make([]FileOut, 0, len(files)), URL: s.URL(t.Number)}
+	for _, f := range files {
+		out.Files = append(out.Files, s.FileOutput(t.Number, f))
 	}
-	return TodoOut{ID: TodoID(t.Number), Number: t.Number, Title: t.Title, Desc: t.Body, Status: string(t.Status),
-		StatusDesc: t.StatusText, Progress: t.Progress, Files: files}
+	return out
 }

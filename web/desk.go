@@ -31,6 +31,9 @@ type deskView struct {
 	PlanPath  string
 	DraftPath string
 	Statuses  []string
+	// LastEvent is where live updates start: a todo, the progress log, the
+	// plan or the draft changed by an agent shows without a reload.
+	LastEvent int64
 }
 
 // myDesk sends a signed-in person to their own desk.
@@ -49,13 +52,20 @@ func (h *Handler) desk(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) showDesk(w http.ResponseWriter, r *http.Request, status int, problem string) {
 	ctx := r.Context()
+	// Read first, so that a change made while the page renders is one the
+	// live updates bring.
+	last, err := h.Activity.Latest(ctx)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
 	d, err := h.Tasks.GetDesk(ctx, r.PathValue("handle"))
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
 	a := atrium.ActorFromContext(ctx)
-	v := &deskView{DeskOut: tasks.DeskOutput(d), Mine: a != nil && a.Principal.Handle == d.Handle,
+	v := &deskView{DeskOut: h.Tasks.DeskOutput(d), Mine: a != nil && a.Principal.Handle == d.Handle, LastEvent: last,
 		PlanPath: tasks.DeskPage(d.Handle, "Plan"), DraftPath: tasks.DeskPage(d.Handle, "Draft"),
 		Statuses: []string{"open", "in_progress", "blocked", "done"}}
 	v.Error = problem
@@ -66,12 +76,11 @@ func (h *Handler) showDesk(w http.ResponseWriter, r *http.Request, status int, p
 		if p.page == nil {
 			continue
 		}
-		html, err := markdown.Render(p.page.Content, func(markdown.Link) markdown.Target { return markdown.Target{Resolved: true} })
-		if err != nil {
+		_, body, _ := markdown.Split(p.page.Content)
+		if *p.out, err = h.renderLinked(r, p.page.Path, body); err != nil {
 			h.fail(w, r, err)
 			return
 		}
-		*p.out = template.HTML(html) // goldmark's output with raw HTML dropped
 	}
 	h.render(w, r, status, "desk", v)
 }

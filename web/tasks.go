@@ -196,12 +196,10 @@ func (h *Handler) renderTask(w http.ResponseWriter, r *http.Request, n int64, v 
 		h.fail(w, r, err)
 		return
 	}
-	out, err := markdown.Render(v.Task.Body, func(markdown.Link) markdown.Target { return markdown.Target{} })
-	if err != nil {
+	if v.Body, err = h.renderLinked(r, "", v.Task.Body); err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	v.Body = template.HTML(out)
 	if v.Base == 0 {
 		v.Base = v.Task.Revision
 	}
@@ -221,6 +219,27 @@ func (h *Handler) renderTask(w http.ResponseWriter, r *http.Request, n int64, v 
 		return
 	}
 	h.render(w, r, http.StatusOK, "task", v)
+}
+
+// renderLinked renders Markdown that is not itself a page — a task's body,
+// a desk's plan shown on the desk — with its wikilinks resolved as the page
+// view resolves a page's (from is the page it stands for, if any): a link
+// to a page that exists goes there, one to nothing is marked unresolved.
+func (h *Handler) renderLinked(r *http.Request, from, body string) (template.HTML, error) {
+	resolve, err := h.Docs.Resolve(r.Context(), from, body)
+	if err != nil {
+		return "", err
+	}
+	out, err := markdown.Render(body, func(l markdown.Link) markdown.Target {
+		if p, ok := resolve(l); ok {
+			return markdown.Target{Href: pageURL(p), Resolved: true}
+		}
+		if l.Target == "" && from != "" { // [[#Heading]]: the page itself
+			return markdown.Target{Href: pageURL(from), Resolved: true}
+		}
+		return markdown.Target{}
+	})
+	return template.HTML(out), err // goldmark's output with raw HTML dropped
 }
 
 // form reads a posted form's fields for the service: a text field present

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -33,6 +34,7 @@ type taskSite struct {
 	dede, duc string
 	tasks     *tasks.Service
 	ids       *identity.Service
+	docs      *pages.Service
 }
 
 func newTaskSite(t *testing.T) *taskSite {
@@ -46,7 +48,8 @@ func newTaskSite(t *testing.T) *taskSite {
 		return secret
 	}
 	docs := pages.New(db, nil)
-	s := &taskSite{t: t, mux: http.NewServeMux(), dede: token("dede", atrium.KindHuman), duc: token("duc", atrium.KindAgent), tasks: tasks.New(db, nil), ids: ids}
+	s := &taskSite{t: t, mux: http.NewServeMux(), dede: token("dede", atrium.KindHuman), duc: token("duc", atrium.KindAgent), tasks: tasks.New(db, nil), ids: ids, docs: docs}
+	s.tasks.Pages = docs
 	(&web.Handler{Auth: &authn.Authenticator{Mode: authn.ModeToken, Identity: ids, Logger: slog.Default()}, Docs: docs, Review: review.New(db, docs, nil),
 		Tasks: s.tasks, Activity: activity.New(db), Logger: slog.Default()}).Register(s.mux)
 	return s
@@ -222,3 +225,55 @@ func (s *taskSite) ctx(token string) context.Context {
 	}
 	return atrium.NewContextWithActor(context.Background(), a)
 }
+
+// Wikilinks in a task's body and on a desk (its plan and draft) go where the
+// page view sends them: to the page when it exists, marked unresolved when
+// not. The desk links its todos' files and listens for live updates.
+func TestTaskAndDeskLinks(t *testing.T) {
+	s := newTaskSite(t)
+	dede := s.ctx(s.dede)
+	if _, err := s.docs.WritePage(dede, pages.WriteRequest{Path: "Specs/Login Spec.md", Content: "# Login spec\n"}); err != nil {
+		t.Fatal(err)
+	}
+	body := "See [[Login Spec]], [[Specs/Login Spec#Flows|the flows]] and [[Nothing Yet]]."
+	if _, err := s.tasks.Create(dede, tasks.CreateRequest{Fields: tasks.Fields{Title: ptr("Linked"), Body: &body}}); err != nil {
+		t.Fatal(err)
+	}
+	code, _, html := s.send(s.dede, "GET", "/tasks/1", nil)
+	s.want("task links", code, html, 200, `<a class="wikilink" href="/pages/Specs/Login%20Spec.md">Login Spec</a>`,
+		`<a class="wikilink" href="/pages/Specs/Login%20Spec.md#flows">the flows</a>`, `<a class="wikilink unresolved" title="no page is called this yet">Nothing Yet</a>`)
+
+	duc := s.ctx(s.duc)
+	if _, err := s.tasks.UpdateDeskPage(duc, "Plan", "---\ntags: [plan]\n---\n# Plan\n\n1. Read [[Login Spec]]\n2. Then [[Later]]\n"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.tasks.UpdateDeskPage(duc, "Draft", "Notes on [[Specs/Login Spec]]."); err != nil {
+		t.Fatal(err)
+	}
+	todo, err := s.tasks.CreateTodo(duc, "With a file", "", []tasks.TodoFile{{Name: "notes.txt", Data: []byte("hi")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := s.tasks.TodoFiles(duc, todo.Number)
+	code, _, html = s.send(s.dede, "GET", "/desk/duc", nil)
+	s.want("desk links", code, html, 200, `<li>Read <a class="wikilink" href="/pages/Specs/Login%20Spec.md">Login Spec</a>`,
+		`<a class="wikilink unresolved" title="no page is called this yet">Later</a>`, `Notes on <a class="wikilink" href="/pages/Specs/Login%20Spec.md">Specs/Login Spec</a>`,
+		`<a href="/api/todos/todo_2/files/`+files[0].ID+`" class="todo-file" download="notes.txt">notes.txt</a>`,
+		`data-live-path="Desks/duc/"`, `data-live="todos"`, `data-live="progress"`, `data-live="plan"`, `<script src="/static/live.js" defer></script>`)
+	if strings.Contains(html, "tags: [plan]") {
+		t.Fatalf("the plan's frontmatter shows on the desk:\n%s", html)
+	}
+	// A thread too long for the page says what it leaves out.
+	for i := range 203 {
+		if _, err := s.tasks.Comment(dede, tasks.CommentRequest{Number: 1, Body: fmt.Sprint("comment ", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, _, html = s.send(s.dede, "GET", "/tasks/1", nil)
+	s.want("long thread", code, html, 200, `3 older comments are not shown here, only the newest 200`, "comment 202")
+	if strings.Contains(html, ">comment 2<") {
+		t.Fatalf("an older comment shows:\n%s", html)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

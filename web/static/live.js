@@ -20,7 +20,8 @@
       var e = JSON.parse(ev.data), p = e.payload || {};
       // "#*": any task (the board, the inbox); "#12": task 12.
       if (path === "#*") return typeof e.subject === "string" && e.subject.charAt(0) === "#";
-      return e.subject === path || p.path === path || p.from === path || p.doc_path === path;
+      return e.subject === path || p.path === path || p.from === path || p.doc_path === path ||
+        (path.slice(-1) === "/" && ("Desks/" + p.desk + "/" === path || String(p.path).indexOf(path) === 0)); // a folder: its pages; a desk's: its todos and log too
     } catch (err) {
       return false;
     }
@@ -133,7 +134,7 @@
   // opened); review.updated: a review completed or reopened.
   ["page.updated", "page.created", "page.restored", "annotation.created", "annotation.updated", "annotation.deleted", "annotation.anchored",
     "review.created", "review.updated", "review.deleted",
-    "task.created", "task.updated", "task.claimed", "task.commented", "task.completed"].forEach(function (kind) {
+    "task.created", "task.updated", "task.claimed", "task.commented", "task.completed", "desk.progress", "desk.archived"].forEach(function (kind) {
     es.addEventListener(kind, function (ev) {
       if (!about(ev)) return;
       if (editing) {
