@@ -110,14 +110,15 @@ func (db *DB) commitGroup(batch []*write) {
 		close(w.done)
 		return
 	}
-	// The transaction is the group's: no one caller's cancellation ends it
-	// (each call's own statements still stop at its context's end).
+	// The transaction is the group's: no one caller's cancellation ends it,
+	// nor stops a statement once it runs (Tx.shared); a call given up before
+	// its turn does not run.
 	sqltx, err := db.w.BeginTx(context.Background(), nil)
 	if err != nil {
 		finish(db.wrapBusy(fmt.Errorf("begin: %w", err)))
 		return
 	}
-	tx := &Tx{db: db, tx: sqltx, pool: db.w, write: true}
+	tx := &Tx{db: db, tx: sqltx, pool: db.w, write: true, shared: true}
 	var (
 		events []atrium.Event
 		failed error // the transaction cannot go on
@@ -169,10 +170,7 @@ func (db *DB) commitGroup(batch []*write) {
 // runSaved runs one call in a savepoint of tx: its error, and an error that
 // leaves the transaction unusable (then the whole group fails).
 func (db *DB) runSaved(tx *Tx, w *write) (err, broken error) {
-	if _, err := tx.tx.ExecContext(w.ctx, "SAVEPOINT atrium_call"); err != nil {
-		if w.ctx.Err() != nil {
-			return err, nil
-		}
+	if _, err := tx.tx.ExecContext(context.Background(), "SAVEPOINT atrium_call"); err != nil {
 		return nil, fmt.Errorf("savepoint: %w", err)
 	}
 	tx.now, tx.events, tx.fts = db.now(), nil, nil

@@ -346,6 +346,19 @@ type Tx struct {
 	events []atrium.Event
 	local  map[string]*sql.Stmt // SQLite write statements, prepared once per transaction
 	fts    []ftsOp              // SQLite full-text writes, run last (see writeIndex)
+	// shared: the transaction is a shared commit's (see commitGroup), so a
+	// statement must not stop when its caller gives up. SQLite answers a
+	// statement interrupted inside a transaction by rolling back the whole
+	// transaction, the other callers' writes with it.
+	shared bool
+}
+
+// stmtCtx is the context tx's statements run under.
+func (tx *Tx) stmtCtx(ctx context.Context) context.Context {
+	if tx.shared {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
 }
 
 type ftsOp struct {
@@ -372,6 +385,7 @@ func (tx *Tx) Now() time.Time { return tx.now }
 func (tx *Tx) Engine() Engine { return tx.db.engine }
 
 func (tx *Tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	ctx = tx.stmtCtx(ctx)
 	st, err := tx.stmt(ctx, q)
 	switch {
 	case err != nil:
@@ -383,6 +397,7 @@ func (tx *Tx) exec(ctx context.Context, q string, args ...any) (sql.Result, erro
 }
 
 func (tx *Tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	ctx = tx.stmtCtx(ctx)
 	st, err := tx.stmt(ctx, q)
 	switch {
 	case err != nil:
@@ -394,6 +409,7 @@ func (tx *Tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, erro
 }
 
 func (tx *Tx) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	ctx = tx.stmtCtx(ctx)
 	if st, err := tx.stmt(ctx, q); err == nil && st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}

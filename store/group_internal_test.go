@@ -1,0 +1,95 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// SQLite answers a statement interrupted inside an explicit transaction by
+// rolling back the whole transaction. In a shared commit that transaction
+// holds the other callers' writes too, so a caller that gives up in the middle
+// of its own statement must not interrupt it: its call still happens entirely
+// or not at all, and the others' writes stay.
+func TestGivingUpMidStatementKeepsTheGroupsWrites(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "a.db"), &Options{Conns: 1, EventPoll: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+
+	hold, held := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- db.Update(ctx, func(tx *Tx) error {
+			close(held)
+			<-hold
+			return tx.SetMeta(ctx, "group.first", "1")
+		})
+	}()
+	<-held
+	const n = 6
+	slow, giveUp := context.WithCancel(ctx)
+	defer giveUp()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			call := ctx
+			if i == 3 {
+				call = slow
+			}
+			errs[i] = db.Update(call, func(tx *Tx) error {
+				if err := tx.SetMeta(call, "group."+string(rune('a'+i)), "written"); err != nil {
+					return err
+				}
+				if i != 3 {
+					return nil
+				}
+				// A long write, given up while it runs.
+				time.AfterFunc(5*time.Millisecond, giveUp)
+				_, err := tx.exec(call, `INSERT INTO meta (key, value)
+					WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300000)
+					SELECT 'slow.' || i, 'x' FROM n`)
+				return err
+			})
+		})
+	}
+	time.Sleep(200 * time.Millisecond) // let them queue behind the first
+	close(hold)
+	wg.Wait()
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		key := "group." + string(rune('a'+i))
+		var got string
+		var ok bool
+		if err := db.View(ctx, func(tx *Tx) (err error) { got, ok, err = tx.Meta(ctx, key); return err }); err != nil {
+			t.Fatal(err)
+		}
+		if i == 3 {
+			// Either it happened entirely or not at all.
+			var slowRows int
+			if err := db.View(ctx, func(tx *Tx) error {
+				return tx.queryRow(ctx, "SELECT count(*) FROM meta WHERE key LIKE 'slow.%'").Scan(&slowRows)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if happened := errs[i] == nil; happened != ok || happened != (slowRows == 300000) {
+				t.Errorf("the call given up returned %v, its first write there: %v, its long write's rows: %d", errs[i], ok, slowRows)
+			}
+			continue
+		}
+		if errs[i] != nil || !ok || got != "written" {
+			t.Errorf("call %d shared a commit with one given up: returned %v, stored %q %v", i, errs[i], got, ok)
+		}
+	}
+	if errs[3] != nil && !errors.Is(errs[3], context.Canceled) {
+		t.Logf("the call given up returned %v", errs[3])
+	}
+}
