@@ -162,7 +162,7 @@ func TestSecretsNeverShown(t *testing.T) {
 	srv["args"] = []string{"--key=${GW_KEY}"}
 	h.start(map[string]any{"s": srv})
 	st := h.status("s")
-	b, _ := json.Marshal(h.g.Status())
+	b, _ := json.Marshal(h.g.Status(atrium.RoleAdmin))
 	if strings.Contains(string(b), "sk-live-0123456789") || strings.Contains(h.logs.String(), "sk-live-0123456789") {
 		t.Errorf("the secret reached status or logs: %s", b)
 	}
@@ -410,5 +410,81 @@ func TestReload(t *testing.T) {
 	}
 	if h.notes.Load() == before {
 		t.Error("the reload did not tell Atrium its tools changed")
+	}
+}
+
+func TestResourcesKeepTheirURIs(t *testing.T) {
+	h := newHarness(t)
+	g := h.start(map[string]any{"a": h.server(nil), "b": h.server(nil)})
+	var uris []string
+	for _, r := range g.Resources() {
+		uris = append(uris, r.Server+" "+r.Def.URI)
+	}
+	// Both list test://notes/readme: the first server by name keeps it.
+	if !slices.Equal(uris, []string{"a test://notes/readme"}) {
+		t.Errorf("resources %v", uris)
+	}
+	if ts := g.ResourceTemplates(); len(ts) != 1 || ts[0].Def.URITemplate != "test://notes/{name}" || ts[0].Server != "a" {
+		t.Errorf("templates %+v", ts)
+	}
+	if st := h.status("a"); !slices.Equal(st.Resources, []string{"test://notes/readme", "test://notes/{name}"}) {
+		t.Errorf("a's resources in status: %v", st.Resources)
+	}
+	ctx := context.Background()
+	res, err := g.ReadResource(ctx, "a", "test://notes/readme")
+	if err != nil || res.Contents[0].Text != "read me" {
+		t.Errorf("read readme: %+v, %v", res, err)
+	}
+	if res, err := g.ReadResource(ctx, "a", "test://notes/todo"); err != nil || res.Contents[0].Text != "note todo" {
+		t.Errorf("read from the template: %+v, %v", res, err)
+	}
+	if _, err := g.ReadResource(ctx, "a", "test://notes/missing"); atrium.ErrorCode(err) != atrium.ENotFound {
+		t.Errorf("a resource the server does not have: %v, want not_found", err)
+	}
+	if _, err := g.ReadResource(ctx, "nosuch", "test://notes/readme"); atrium.ErrorCode(err) != atrium.ENotFound {
+		t.Errorf("a server not in the file: %v", err)
+	}
+}
+
+func TestStatusShowsRecentErrorsAndStderrToAdminsOnly(t *testing.T) {
+	h := newHarness(t)
+	h.env["GW_ARG_KEY"] = "argument-secret-42"
+	srv := h.server(map[string]string{"TESTUP_CRASH_AFTER": "0", "TESTUP_SAY": "started with argument-secret-42"})
+	srv["args"] = []string{"--api-key=${GW_ARG_KEY}"}
+	g := h.start(map[string]any{"s": srv, "dead": h.server(map[string]string{"TESTUP_CRASH_AT_START": "1"})})
+	changes := g.Watch()
+	waitFor(t, "dead to fail three times", func() bool { return len(h.status("dead").Recent) >= 3 })
+	select {
+	case <-changes:
+	default:
+		t.Error("Watch's channel was not closed by the failures")
+	}
+	st := h.status("dead")
+	for _, inc := range st.Recent {
+		if inc.At.IsZero() || !strings.Contains(inc.Error, "exit status 3") {
+			t.Errorf("incident %+v", inc)
+		}
+	}
+	if len(st.Recent) > recentIncidents {
+		t.Errorf("%d incidents kept", len(st.Recent))
+	}
+	for _, role := range []atrium.Role{atrium.RoleReader, atrium.RoleWriter, atrium.RoleAdmin} {
+		for _, s := range g.Status(role) {
+			if s.Name != "dead" {
+				continue
+			}
+			if got := len(s.Stderr) > 0; got != (role == atrium.RoleAdmin) {
+				t.Errorf("%s sees stderr: %v", role, got)
+			}
+		}
+	}
+	// A value from Atrium's environment is a secret wherever it lands, an
+	// argument included.
+	b, _ := json.Marshal(g.Status(atrium.RoleAdmin))
+	if strings.Contains(string(b), "argument-secret-42") {
+		t.Errorf("a substituted argument reached status: %s", b)
+	}
+	if s := h.status("s"); !strings.Contains(s.Target, "--api-key="+redacted) {
+		t.Errorf("target %q", s.Target)
 	}
 }

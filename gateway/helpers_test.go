@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/atrium-hq/atrium"
 )
 
 // upstreamBin is the test MCP server, built once.
@@ -119,7 +121,7 @@ func (h *harness) start(servers map[string]any) *Gateway {
 }
 
 func (h *harness) status(name string) UpstreamStatus {
-	for _, s := range h.g.Status() {
+	for _, s := range h.g.Status(atrium.RoleAdmin) {
 		if s.Name == name {
 			return s
 		}

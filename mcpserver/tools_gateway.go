@@ -45,14 +45,18 @@ func gatewayStatusTool(s *Server) *Tool {
 	return newTool(&mcp.Tool{
 		Name:        "get_status",
 		Title:       "Gateway status",
-		Description: "Reports every MCP server behind Atrium's gateway: its state (starting, ready, backoff, failed, stopped), transport, the tools it exposes (as <server>_<tool>) and those held back with why, restarts, last error, the tail of its stderr and its call times (p50/p95). Secrets are never shown.",
+		Description: "Reports every MCP server behind Atrium's gateway: its state (starting, ready, backoff, failed, stopped), transport, the tools it exposes (as <server>_<tool>) and those held back with why, restarts, recent errors, the tail of its stderr (admins only) and its call times (p50/p95). Secrets are never shown.",
 		Annotations: readOnly("Gateway status"),
-	}, atrium.RoleReader, func(context.Context, *mcp.CallToolRequest, GatewayStatusInput) (GatewayStatus, error) {
+	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, _ GatewayStatusInput) (GatewayStatus, error) {
 		gw, err := s.gateway()
 		if err != nil {
 			return GatewayStatus{}, err
 		}
-		return GatewayStatus{File: gw.Path(), Upstreams: emptyIfNil(gw.Status())}, nil
+		var role atrium.Role
+		if a := atrium.ActorFromContext(ctx); a != nil {
+			role = a.Role
+		}
+		return GatewayStatus{File: gw.Path(), Upstreams: emptyIfNil(gw.Status(role))}, nil
 	})
 }
 
