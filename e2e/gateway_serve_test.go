@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,10 +19,7 @@ import (
 // Atrium leaves nothing behind.
 func TestGatewayServeReloadAndShutdown(t *testing.T) {
 	dir := t.TempDir()
-	up := filepath.Join(dir, "testupstream")
-	if out, err := exec.Command("go", "build", "-o", up, "../gateway/internal/testupstream").CombinedOutput(); err != nil {
-		t.Fatalf("build testupstream: %v\n%s", err, out)
-	}
+	up := testUpstream(t)
 	mark := fmt.Sprintf("ATRIUM_GW_SERVE=%d", time.Now().UnixNano())
 	k, v, _ := strings.Cut(mark, "=")
 	gwPath := filepath.Join(dir, "gateway.json")

@@ -381,6 +381,9 @@ func (u *upstream) session() (*mcp.ClientSession, error) {
 
 func (u *upstream) downErr() error {
 	msg := fmt.Sprintf("server %s is %s", u.name, u.state)
+	if u.state == Backoff {
+		msg = fmt.Sprintf("server %s is down, in backoff", u.name)
+	}
 	if u.lastErr != "" {
 		msg += ": " + u.lastErr
 	}

@@ -15,10 +15,19 @@ import (
 // the server notice a browser that has gone.
 const heartbeat = 15 * time.Second
 
+// gatewayCoalesce gathers a burst of gateway changes (a server stopping,
+// then starting, then ready, then its tools listed) into one message.
+const gatewayCoalesce = 150 * time.Millisecond
+
 // events is the one Server-Sent Events stream of the browser UI: every event
 // of the workspace, each with its id, from after Last-Event-ID (which
 // EventSource sends when it reconnects) or ?after=, then live. Pages listen
 // to it to show others' changes without a reload.
+//
+// With ?gateway, it also says "gateway.changed" (with no id: it is not in
+// the event log, and must not move Last-Event-ID) whenever what /gateway
+// shows has changed: the upstreams are this process's, not the workspace's,
+// so their changes are not events of the log.
 func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	a := atrium.ActorFromContext(r.Context())
 	if a == nil || a.Role == "" {
@@ -65,6 +74,11 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	flush()
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
+	var gwChanged <-chan struct{}
+	var gwSend <-chan time.Time
+	if h.Gateway != nil && r.URL.Query().Has("gateway") {
+		gwChanged = h.Gateway.Watch()
+	}
 	sent := make(chan atrium.Event)
 	go func() {
 		defer close(sent)
@@ -83,6 +97,17 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-tick.C:
 			if _, err := fmt.Fprintf(w, ": heartbeat\n\n"); err != nil {
+				return
+			}
+			flush()
+		case <-gwChanged:
+			gwChanged = h.Gateway.Watch()
+			if gwSend == nil {
+				gwSend = time.After(gatewayCoalesce)
+			}
+		case <-gwSend:
+			gwSend = nil
+			if _, err := fmt.Fprintf(w, "event: gateway.changed\ndata: {}\n\n"); err != nil {
 				return
 			}
 			flush()

@@ -149,7 +149,7 @@ every caller the local admin and is only allowed on a loopback address.`,
 			}
 			auth := &authn.Authenticator{Mode: mode, Identity: a.identity, Logger: a.log}
 			mcpHTTP := mcp.HTTP(mcpserver.HTTPOptions{Auth: auth, SessionTimeout: sessionTimeout})
-			ui := &web.Handler{Auth: auth, Docs: a.docs, Review: a.review, Activity: activity.New(a.db), Tasks: a.tasks, Logger: a.log}
+			ui := &web.Handler{Auth: auth, Docs: a.docs, Review: a.review, Activity: activity.New(a.db), Tasks: a.tasks, Gateway: gw, Logger: a.log}
 			rest := &api.Handler{Auth: auth, Docs: a.docs, Review: a.review, Tasks: a.tasks, Logger: a.log}
 			srv := httpserve.New(httpserve.Config{
 				Addr: addr,

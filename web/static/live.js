@@ -42,6 +42,19 @@
     return (t ? t.id : "") + "/" + el.name;
   }
 
+  // stableKey names a focused element that is not a field by the nearest
+  // id around it and its tag, so that it can be found in the fresh HTML.
+  function stableKey(el) {
+    if (el.id) return { id: el.id, tag: "" };
+    var t = el.parentElement && el.parentElement.closest("[id]");
+    return t ? { id: t.id, tag: el.tagName.toLowerCase() } : null;
+  }
+  function findStable(root, k) {
+    var el = root.querySelector("#" + CSS.escape(k.id)) || (root.id === k.id ? root : null);
+    if (!el || !k.tag) return el;
+    return el.querySelector(k.tag);
+  }
+
   // One fetch at a time; an event during it asks for one more after it, as
   // the fetch may have been answered before that change.
   var pending = false, again = false;
@@ -66,15 +79,27 @@
         document.querySelectorAll("[data-live]").forEach(function (old) {
           var fresh = doc.querySelector('[data-live="' + old.getAttribute("data-live") + '"]');
           if (!fresh) return;
-          var typed = {}, focused = document.activeElement && old.contains(document.activeElement) ? fieldKey(document.activeElement) : null;
+          var active = document.activeElement && old.contains(document.activeElement) ? document.activeElement : null;
+          var field = active && active.matches("textarea, input[type=text]");
+          var typed = {}, focused = field ? fieldKey(active) : null;
           old.querySelectorAll("textarea, input[type=text]").forEach(function (f) { if (f.value) typed[fieldKey(f)] = f.value; });
+          // What the person opened stays open, what they closed stays
+          // closed, and the focus stays where it was (a summary, a <pre>).
+          var opened = {};
+          old.querySelectorAll("details[id]").forEach(function (d) { opened[d.id] = d.open; });
+          var still = active && !field ? stableKey(active) : null;
           fresh = document.importNode(fresh, true);
           fresh.querySelectorAll("textarea, input[type=text]").forEach(function (f) {
             var k = fieldKey(f);
             if (typed[k] !== undefined) f.value = typed[k];
             if (k === focused) setTimeout(function () { f.focus(); }, 0);
           });
+          fresh.querySelectorAll("details[id]").forEach(function (d) { if (opened[d.id] !== undefined) d.open = opened[d.id]; });
           old.replaceWith(fresh);
+          if (still) {
+            var again = findStable(fresh, still);
+            if (again) again.focus();
+          }
         });
         settle();
       })
@@ -82,7 +107,13 @@
   }
 
   var after = root.getAttribute("data-live-after");
-  var es = new EventSource("/events" + (after ? "?after=" + encodeURIComponent(after) : ""));
+  var query = [];
+  if (after) query.push("after=" + encodeURIComponent(after));
+  // The gateway's page follows the gateway's servers, which change apart
+  // from the workspace's events.
+  if (path === "gateway") query.push("gateway");
+  var es = new EventSource("/events" + (query.length ? "?" + query.join("&") : ""));
+  es.addEventListener("gateway.changed", function () { refresh(); });
   ["page.updated", "page.created", "page.restored", "annotation.created", "annotation.updated", "annotation.deleted", "annotation.anchored", "review.submitted",
     "task.created", "task.updated", "task.claimed", "task.commented", "task.completed"].forEach(function (kind) {
     es.addEventListener(kind, function (ev) {
