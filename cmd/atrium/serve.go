@@ -78,7 +78,7 @@ func (f *surfaceFlags) config(log *slog.Logger, local bool) mcpserver.Config {
 // for a local server, its caller.
 func (a *app) supply(cfg *mcpserver.Config, actor *atrium.Actor) {
 	cfg.Actor, cfg.Docs, cfg.Review, cfg.Tasks, cfg.Events = actor, a.docs, a.review, a.tasks, a.events
-	cfg.Audit = activity.New(a.db).RecordUpstreamCall
+	cfg.Audit = a.calls.Record
 	if actor != nil { // a local server: its caller may ask which store it is
 		cfg.Store = &a.where
 	}
