@@ -29,7 +29,9 @@ import (
 //
 // BenchmarkGatewayIdle: the resident memory of `atrium mcp --gateway` with
 // 20 idle upstreams against none (the upstreams are other processes: not
-// counted), and how long the 20 take to be ready.
+// counted), the proportional memory of the small sh that guards each
+// server's group (Atrium's too, so reported), and how long the 20 take to
+// be ready.
 
 // gatewayFile writes a gateway file of n test upstreams named s00…, and
 // returns its path.
@@ -147,9 +149,59 @@ func ready(b *testing.B, cs *mcp.ClientSession, n int) time.Time {
 	}
 }
 
+// ppidOf is a process's parent, from /proc.
+func ppidOf(pid string) string {
+	data, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return ""
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return ""
+	}
+	f := bytes.Fields(data[i+1:]) // state ppid …
+	if len(f) < 2 {
+		return ""
+	}
+	return string(f[1])
+}
+
+// guardians are the processes the gateway starts beside each server to end
+// its group if Atrium dies: the children of atrium's children that run sh.
+// It returns how many, and their proportional set size in KiB, summed.
+func guardians(atrium int) (n int, pssKiB int64) {
+	entries, _ := os.ReadDir("/proc")
+	servers := map[string]bool{}
+	for _, e := range entries {
+		if ppidOf(e.Name()) == strconv.Itoa(atrium) {
+			servers[e.Name()] = true
+		}
+	}
+	for _, e := range entries {
+		if !servers[ppidOf(e.Name())] {
+			continue
+		}
+		cmd, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if !bytes.HasPrefix(cmd, []byte("/bin/sh\x00")) {
+			continue
+		}
+		n++
+		rollup, _ := os.ReadFile("/proc/" + e.Name() + "/smaps_rollup")
+		for line := range bytes.Lines(rollup) {
+			if v, ok := bytes.CutPrefix(line, []byte("Pss:")); ok {
+				kib, _ := strconv.ParseInt(string(bytes.Fields(v)[0]), 10, 64)
+				pssKiB += kib
+			}
+		}
+	}
+	return n, pssKiB
+}
+
 func BenchmarkGatewayIdle(b *testing.B) {
 	const n = 20
 	for range b.N {
+		var guards int
+		var guardPSS int64
 		measure := func(count int) (kib int64, toReady time.Duration) {
 			path := gatewayFile(b, count)
 			start := time.Now()
@@ -162,6 +214,9 @@ func BenchmarkGatewayIdle(b *testing.B) {
 			at := ready(b, cs, count)
 			time.Sleep(2 * time.Second) // idle: start-up garbage collected, stderr quiet
 			kib = rss(b, cmd.Process.Pid)
+			if count > 0 {
+				guards, guardPSS = guardians(cmd.Process.Pid)
+			}
 			cs.Close()
 			return kib, at.Sub(start)
 		}
@@ -171,5 +226,8 @@ func BenchmarkGatewayIdle(b *testing.B) {
 		b.ReportMetric(float64(some), "rss-20-KiB")
 		b.ReportMetric(float64(some-none)/n, "KiB/upstream")
 		b.ReportMetric(float64(toReady.Milliseconds()), "ms-start-to-20-ready")
+		if guards > 0 {
+			b.ReportMetric(float64(guardPSS)/float64(guards), "guardian-PSS-KiB")
+		}
 	}
 }

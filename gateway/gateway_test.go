@@ -257,7 +257,7 @@ func TestGrandchildrenNeverOutliveTheirServer(t *testing.T) {
 	sleeps := func(pgid string) int {
 		n := 0
 		for _, p := range h.marked() {
-			if strings.Contains(p, "sleep 999") && procGroup(strings.Fields(p)[0]) == pgid {
+			if pid, cmd, _ := strings.Cut(p, " "); strings.HasPrefix(cmd, "sleep 999") && procGroup(pid) == pgid {
 				n++
 			}
 		}
