@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -247,7 +248,9 @@ func TestHungServerIsKilled(t *testing.T) {
 func TestGrandchildrenNeverOutliveTheirServer(t *testing.T) {
 	h := newHarness(t)
 	h.env["GW_BIN"] = upstreamBin
-	fork := map[string]any{"command": "sh", "args": []string{"-c", "sleep 999 & exec \"$GW_BIN\""}, "env": map[string]string{"TESTUP_CRASH_AFTER": "1"}}
+	// Two grandchildren: one keeps the environment (and the test's mark),
+	// one drops it (env -i): only its process group names it.
+	fork := map[string]any{"command": "sh", "args": []string{"-c", "sleep 999 & env -i sleep 998 & exec \"$GW_BIN\""}, "env": map[string]string{"TESTUP_CRASH_AFTER": "1"}}
 	h.start(map[string]any{"fork": fork})
 	txt, err := h.call("fork_pid", map[string]any{})
 	if err != nil {
@@ -266,9 +269,20 @@ func TestGrandchildrenNeverOutliveTheirServer(t *testing.T) {
 	if sleeps(first) != 1 {
 		t.Fatalf("the grandchild is not running in group %s: %v", first, h.marked())
 	}
-	// The server dies (its second call): its grandchild goes with it.
+	unmarked := func() bool {
+		for _, p := range h.grouped() {
+			if strings.Contains(p, " sleep 998 ") {
+				return true
+			}
+		}
+		return false
+	}
+	if !unmarked() {
+		t.Fatalf("the grandchild without the environment is not running: %v", h.grouped())
+	}
+	// The server dies (its second call): its grandchildren go with it.
 	_, _ = h.call("fork_echo", map[string]any{})
-	waitFor(t, "the dead server's grandchild to be killed", func() bool { return sleeps(first) == 0 })
+	waitFor(t, "the dead server's grandchildren to be killed", func() bool { return sleeps(first) == 0 && !unmarked() })
 	waitFor(t, "the restart", func() bool { return h.status("fork").State == Ready })
 	// And Close (in cleanup) ends the new one and its grandchild.
 }
@@ -487,4 +501,87 @@ func TestStatusShowsRecentErrorsAndStderrToAdminsOnly(t *testing.T) {
 	if s := h.status("s"); !strings.Contains(s.Target, "--api-key="+redacted) {
 		t.Errorf("target %q", s.Target)
 	}
+}
+
+// A server that stops answering mid-life: its calls fail when their own
+// timeout ends, with unavailable and why; the health check calls it
+// unhealthy with the evidence; and stopping it still ends it.
+func TestServerThatHangsMidLife(t *testing.T) {
+	h := newHarness(t)
+	srv := h.server(map[string]string{"TESTUP_HANG_AFTER": "1", "TESTUP_IGNORE_TERM": "1"})
+	srv["timeouts"] = map[string]any{"call": "300ms", "health": "200ms"}
+	g := h.start(map[string]any{"hang": srv, "good": h.server(nil)})
+	if txt, err := h.call("hang_echo", map[string]string{"text": "once"}); err != nil || txt != "once" {
+		t.Fatalf("the first call: %q, %v", txt, err)
+	}
+	start := time.Now()
+	_, err := h.call("hang_echo", map[string]string{"text": "twice"})
+	if atrium.ErrorCode(err) != atrium.EUnavailable || !strings.Contains(err.Error(), "did not answer within 300ms (timeouts.call)") {
+		t.Errorf("a call to a hung server: %v", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the call took %s, its timeout is 300ms", took)
+	}
+	rep := g.Health(context.Background())
+	for _, s := range rep.Servers {
+		switch s.Name {
+		case "hang":
+			if s.Health != Unhealthy || len(s.Probes) != 2 || !strings.Contains(s.Probes[0].Error, "no answer within 200ms (timeouts.health)") {
+				t.Errorf("hang: %+v", s)
+			}
+		case "good":
+			if s.Health != Healthy {
+				t.Errorf("good: %+v", s)
+			}
+		}
+	}
+	if rep.Overall != Degraded {
+		t.Errorf("overall %s", rep.Overall)
+	}
+	// The other server is not held up by it.
+	if txt, err := h.call("good_echo", map[string]string{"text": "fine"}); err != nil || txt != "fine" {
+		t.Errorf("good_echo: %q, %v", txt, err)
+	}
+	// Close (the harness's clean-up) must SIGKILL it: it ignores SIGTERM.
+}
+
+// A server that writes to stderr without pause is drained as it goes: its
+// calls answer, and what is kept of its stderr stays bounded.
+func TestStderrFloodIsDrainedAndBounded(t *testing.T) {
+	h := newHarness(t)
+	h.start(map[string]any{"loud": h.server(map[string]string{"TESTUP_STDERR_FLOOD": "1"})})
+	for i := range 50 {
+		if txt, err := h.call("loud_echo", map[string]string{"text": "heard"}); err != nil || txt != "heard" {
+			t.Fatalf("call %d: %q, %v", i, txt, err)
+		}
+	}
+	st := h.status("loud")
+	if len(st.Stderr) == 0 || len(st.Stderr) > 20 || !strings.Contains(st.Stderr[len(st.Stderr)-1], "flood ") {
+		t.Errorf("stderr tail: %d lines, %q", len(st.Stderr), st.Stderr)
+	}
+	if size := h.g.upstreams["loud"].stderr.size; size > 16<<10 {
+		t.Errorf("the stderr ring holds %d bytes", size)
+	}
+}
+
+// Servers start in parallel: eight that each take a second to start are
+// all ready in far less than eight seconds.
+func TestServersStartInParallel(t *testing.T) {
+	h := newHarness(t)
+	servers := map[string]any{}
+	for i := range 8 {
+		servers[fmt.Sprintf("slow%d", i)] = h.server(map[string]string{"TESTUP_START_DELAY": "1s"})
+	}
+	start := time.Now()
+	g := h.start(servers)
+	took := time.Since(start)
+	for _, s := range g.Status(atrium.RoleAdmin) {
+		if s.State != Ready {
+			t.Errorf("%s is %s: %s", s.Name, s.State, s.LastError)
+		}
+	}
+	if took > 6*time.Second {
+		t.Errorf("8 servers of 1 s each took %s to start: not in parallel", took)
+	}
+	t.Logf("8 servers that each take 1 s to start: all ready in %s", took.Round(time.Millisecond))
 }

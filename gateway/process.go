@@ -20,6 +20,11 @@ type process struct {
 	err     error // how it exited, once exited is closed
 }
 
+// startedHook, when set (by tests), is told the process group of every
+// server started, so that leak checks can look for what is left of each
+// group, whatever its processes did to their environment.
+var startedHook func(pgid int)
+
 // startProcess starts sp's command with env, its stderr copied into stderr.
 //
 // The pipes are Atrium's own, not exec's: exec's Wait would wait for the copy
@@ -70,6 +75,9 @@ func startProcess(sp *Spec, env []string, stderr io.Writer) (*process, error) {
 		_, _ = io.Copy(stderr, errR) // ends when the last writer in the group is gone
 		errR.Close()
 	}()
+	if startedHook != nil {
+		startedHook(cmd.Process.Pid)
+	}
 	p := &process{cmd: cmd, stdin: inW, stdout: outR, release: release, exited: make(chan struct{})}
 	go p.reap()
 	return p, nil
