@@ -585,3 +585,36 @@ func TestServersStartInParallel(t *testing.T) {
 	}
 	t.Logf("8 servers that each take 1 s to start: all ready in %s", took.Round(time.Millisecond))
 }
+
+// A server's health configuration adds calls of its own tools to its
+// probes (004's "how are my apps?"): their answers are evidence; a tool the
+// server does not list, or one held back, fails its probe uncalled.
+func TestHealthProbesCallTools(t *testing.T) {
+	h := newHarness(t)
+	apps := h.server(nil)
+	apps["health"] = []map[string]any{{"tool": "echo", "arguments": map[string]any{"text": "3 deployments, all green"}}}
+	odd := h.server(nil)
+	odd["health"] = []map[string]any{{"tool": "echo", "arguments": map[string]any{"text": "fine"}}, {"tool": "wipe"}, {"tool": "nosuch"}}
+	g := h.start(map[string]any{"apps": apps, "odd": odd})
+	got := map[string]ServerHealth{}
+	for _, s := range g.Health(context.Background()).Servers {
+		got[s.Name] = s
+	}
+	a := got["apps"]
+	if a.Health != Healthy || len(a.Probes) != 3 || a.Probes[2].Name != "tools/call echo" || !a.Probes[2].OK || a.Probes[2].Result != "3 deployments, all green" {
+		t.Errorf("apps: %+v", a)
+	}
+	o := got["odd"]
+	if o.Health != Degraded || len(o.Probes) != 5 || !strings.Contains(o.Reason, "tools/call wipe, tools/call nosuch") {
+		t.Fatalf("odd: %+v", o)
+	}
+	if !strings.Contains(o.Probes[3].Error, "not called: wipe is held back") || !strings.Contains(o.Probes[4].Error, "lists no tool nosuch") {
+		t.Errorf("odd's failed probes: %+v %+v", o.Probes[3], o.Probes[4])
+	}
+	if txt, _ := h.call("odd_stats", map[string]any{}); !strings.HasPrefix(txt, "calls=2 ") {
+		t.Errorf("the upstream saw %q: want the echo probe and this call only (wipe not called)", txt)
+	}
+	if _, err := Parse([]byte(`{"a": {"command": "x", "health": [{"arguments": {}}]}}`)); err == nil || !strings.Contains(err.Error(), "health[0]: name the tool") {
+		t.Errorf("a probe with no tool: %v", err)
+	}
+}

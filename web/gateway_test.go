@@ -66,7 +66,8 @@ func (s *site) as(token, method, target string) (int, string, http.Header) {
 func TestGatewayPage(t *testing.T) {
 	bin := upstreamBin(t)
 	s := newSiteWithGateway(t, map[string]any{
-		"good": map[string]any{"command": bin, "env": map[string]string{"TESTUP_STDERR_LINES": "2"}},
+		"good": map[string]any{"command": bin, "env": map[string]string{"TESTUP_STDERR_LINES": "2"},
+			"health": []map[string]any{{"tool": "echo", "arguments": map[string]any{"text": "all deployments green"}}}},
 		"dead": map[string]any{"command": bin, "env": map[string]string{"TESTUP_CRASH_AT_START": "1"}},
 		"off":  map[string]any{"command": bin, "disabled": true},
 	})
@@ -109,7 +110,7 @@ func TestGatewayPage(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("POST /gateway/health: %d\n%s", code, body)
 	}
-	for _, want := range []string{`id="health"`, `data-health="degraded"`, `id="health-good" data-health="healthy"`, `id="health-dead" data-health="unhealthy"`, "ping: answered", `id="upstream-good"`} {
+	for _, want := range []string{`id="health"`, `data-health="degraded"`, `id="health-good" data-health="healthy"`, `id="health-dead" data-health="unhealthy"`, "ping: answered", "tools/call echo: answered", `<pre class="probe-result">all deployments green</pre>`, `id="upstream-good"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the health report lacks %q", want)
 		}
