@@ -20,10 +20,7 @@ import (
 // Atrium leaves nothing behind.
 func TestGatewayServeReloadAndShutdown(t *testing.T) {
 	dir := t.TempDir()
-	up := filepath.Join(dir, "testupstream")
-	if out, err := exec.Command("go", "build", "-o", up, "../gateway/internal/testupstream").CombinedOutput(); err != nil {
-		t.Fatalf("build testupstream: %v\n%s", err, out)
-	}
+	up := testUpstream(t)
 	mark := fmt.Sprintf("ATRIUM_GW_SERVE=%d", time.Now().UnixNano())
 	k, v, _ := strings.Cut(mark, "=")
 	gwPath := filepath.Join(dir, "gateway.json")
@@ -67,7 +64,7 @@ func TestGatewayServeReloadAndShutdown(t *testing.T) {
 	}
 	sleeping := func() bool {
 		for _, p := range marked(mark) {
-			if strings.Contains(p, "sleep 999") {
+			if _, cmd, _ := strings.Cut(p, " "); strings.HasPrefix(cmd, "sleep 999") {
 				return true
 			}
 		}
@@ -112,4 +109,55 @@ func structuredText(t *testing.T, res *mcp.CallToolResult) string {
 		}
 	}
 	return ""
+}
+
+// atrium mcp --gateway killed with SIGKILL, which leaves it no chance to
+// clean up: its servers, and the grandchild one forked, die with it.
+func TestGatewayKilledAtriumLeavesNothing(t *testing.T) {
+	up := testUpstream(t)
+	dir := t.TempDir()
+	mark := fmt.Sprintf("ATRIUM_GW_KILL9=%d", time.Now().UnixNano())
+	k, v, _ := strings.Cut(mark, "=")
+	gwPath := filepath.Join(dir, "gateway.json")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"plain": map[string]any{"command": up, "env": map[string]string{k: v}},
+		"fork":  map[string]any{"command": "sh", "args": []string{"-c", "sleep 996 & exec " + up}, "env": map[string]string{k: v}},
+	}})
+	if err := os.WriteFile(gwPath, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "--data-dir", filepath.Join(dir, "data"), "mcp", "--gateway", gwPath)
+	cmd.Env = cleanEnv()
+	stdin, err := cmd.StdinPipe() // held open: Atrium serves until it is killed
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var sleeping, servers int
+		for _, p := range marked(mark) {
+			_, c, _ := strings.Cut(p, " ")
+			switch {
+			case strings.HasPrefix(c, "sleep 996"):
+				sleeping++
+			case strings.HasPrefix(c, up):
+				servers++
+			}
+		}
+		if sleeping == 1 && servers == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the servers did not start: %v", marked(mark))
+		}
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	assertNoneLeft(t, mark)
 }

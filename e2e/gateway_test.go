@@ -106,8 +106,9 @@ func TestGatewayThroughMcporter(t *testing.T) {
 	}
 
 	gw := map[string]any{"mcpServers": map[string]any{
-		"inner":     map[string]any{"command": binary, "args": []string{"--data-dir", filepath.Join(dir, "inner"), "mcp"}, "env": map[string]string{"ATRIUM_AGENT": "inner"}},
-		"every":     map[string]any{"command": "mcp-server-everything", "args": []string{"stdio"}},
+		"inner": map[string]any{"command": binary, "args": []string{"--data-dir", filepath.Join(dir, "inner"), "mcp"}, "env": map[string]string{"ATRIUM_AGENT": "inner"}},
+		"every": map[string]any{"command": "mcp-server-everything", "args": []string{"stdio"},
+			"health": []map[string]any{{"tool": "echo", "arguments": map[string]any{"message": "all is well"}}}},
 		"everyhttp": map[string]any{"url": fmt.Sprintf("http://127.0.0.1:%d/mcp", port), "timeouts": map[string]any{"start": "60s"}},
 		"fs":        map[string]any{"command": "mcp-server-filesystem", "args": []string{"${GW_FILES}"}},
 		"fsrw":      map[string]any{"command": "mcp-server-filesystem", "args": []string{"${GW_FILES}"}, "metadata": map[string]any{"allowDestructiveTools": true}},
@@ -200,7 +201,7 @@ func TestGatewayThroughMcporter(t *testing.T) {
 		t.Errorf("Atrium's token reached an upstream: %s", out)
 	}
 	health, out, _ := call("system_health_check", nil)
-	if health["overall"] != "healthy" {
+	if h := mustJSON(health); health["overall"] != "healthy" || !strings.Contains(h, `"name":"tools/call echo"`) || !strings.Contains(h, `"result":"Echo: all is well"`) {
 		t.Errorf("health: %s", out)
 	}
 

@@ -30,6 +30,19 @@ type ServerConfig struct {
 	Disabled bool     `json:"disabled,omitempty"`
 	Metadata Metadata `json:"metadata"`
 	Timeouts Timeouts `json:"timeouts"`
+	// Health are probes system_health_check runs besides ping and
+	// tools/list: calls of the server's own tools that say whether what it
+	// fronts is well (004's "how are my apps?": list the deployments, the
+	// projects, the recent errors).
+	Health []HealthProbe `json:"health,omitempty"`
+}
+
+// HealthProbe is a call of one of the server's tools, made by the health
+// check. It passes when the tool answers in time and without isError; its
+// answer's text is part of the evidence.
+type HealthProbe struct {
+	Tool      string         `json:"tool"`                // the tool's name on its server
+	Arguments map[string]any `json:"arguments,omitempty"` // its arguments
 }
 
 // Metadata is the per-server policy of 004's external-mcps.json.
@@ -161,6 +174,11 @@ func (sc *ServerConfig) check() error {
 	case "", "stdio", "http", "streamable-http", "sse":
 	default:
 		return fmt.Errorf("type %q: use stdio, http or sse", sc.Type)
+	}
+	for i, p := range sc.Health {
+		if p.Tool == "" {
+			return fmt.Errorf("health[%d]: name the tool to call, as the server names it (\"tool\": \"list_projects\")", i)
+		}
 	}
 	return nil
 }

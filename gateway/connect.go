@@ -65,9 +65,10 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, *process, s
 // re-list, progress goes back to whoever made the call.
 func (u *upstream) client() *mcp.Client {
 	return mcp.NewClient(&mcp.Implementation{Name: "atrium-gateway", Version: atrium.Version}, &mcp.ClientOptions{
-		Capabilities:             &mcp.ClientCapabilities{},
-		ToolListChangedHandler:   func(context.Context, *mcp.ToolListChangedRequest) { u.relistSoon() },
-		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) { u.relistSoon() },
+		Capabilities:               &mcp.ClientCapabilities{},
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { u.relistSoon() },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { u.relistSoon() },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { u.relistSoon() },
 		ProgressNotificationHandler: func(ctx context.Context, r *mcp.ProgressNotificationClientRequest) {
 			u.g.progress(ctx, r.Params)
 		},

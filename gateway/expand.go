@@ -100,19 +100,31 @@ type Spec struct {
 	Headers   map[string]string
 	Allow     bool // metadata.allowDestructiveTools
 	Timeouts  Timeouts
+	Health    []HealthProbe
 	redact    *redactor
 }
 
 // Resolve expands sc's variables from lookup. The error names the variable
 // and the field it is in, never a value.
 func Resolve(name string, sc *ServerConfig, lookup func(string) (string, bool)) (*Spec, error) {
-	sp := &Spec{Name: name, Cwd: sc.Cwd, Allow: sc.Metadata.AllowDestructiveTools, Timeouts: sc.Timeouts}
+	sp := &Spec{Name: name, Cwd: sc.Cwd, Allow: sc.Metadata.AllowDestructiveTools, Timeouts: sc.Timeouts, Health: sc.Health}
+	// Every value taken from the environment counts as a secret, wherever
+	// it lands: an API key may as well be an argument (--api-key=${KEY}) as
+	// an env entry, and Atrium cannot tell a key from a path.
+	var substituted []string
+	recorded := func(k string) (string, bool) {
+		v, ok := lookup(k)
+		if ok {
+			substituted = append(substituted, v)
+		}
+		return v, ok
+	}
 	var err error
 	field := func(where, s string) string {
 		if err != nil {
 			return ""
 		}
-		v, e := expand(s, lookup)
+		v, e := expand(s, recorded)
 		if e != nil {
 			err = fmt.Errorf("%s: %v", where, e)
 		}
@@ -147,7 +159,7 @@ func Resolve(name string, sc *ServerConfig, lookup func(string) (string, bool)) 
 	default:
 		sp.Transport = "http"
 	}
-	sp.redact = newRedactor(sp)
+	sp.redact = newRedactor(sp, substituted)
 	return sp, nil
 }
 

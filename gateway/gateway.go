@@ -9,14 +9,17 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/atrium-hq/atrium"
@@ -64,6 +67,9 @@ type Gateway struct {
 	progressSeq atomic.Int64
 	progressMu  sync.Mutex
 	progressTo  map[string]func(*mcp.ProgressNotificationParams)
+
+	watchMu sync.Mutex
+	watch   chan struct{} // closed and replaced at every change Status would show
 }
 
 // Start reads the file at path and starts every server it enables, in
@@ -96,12 +102,12 @@ func Start(path string, opts Options) (*Gateway, error) {
 		opts.Reserved = func(string) bool { return false }
 	}
 	g := &Gateway{opts: opts, log: opts.Logger, sdkLog: slog.New(warnOnly{opts.Logger.Handler()}), path: path,
-		upstreams: map[string]*upstream{}, progressTo: map[string]func(*mcp.ProgressNotificationParams){}}
+		upstreams: map[string]*upstream{}, progressTo: map[string]func(*mcp.ProgressNotificationParams){}, watch: make(chan struct{})}
 	g.reserved = opts.Reserved
 	if opts.OnChange != nil {
 		g.onChange = append(g.onChange, opts.OnChange)
 	}
-	g.view.Store(&view{tools: map[string]*entry{}, held: map[string]*entry{}, prompts: map[string]*promptEntry{}})
+	g.view.Store(newView())
 	for _, name := range f.Names() {
 		g.upstreams[name] = newUpstream(g, name, f.Servers[name])
 	}
@@ -132,6 +138,25 @@ func (g *Gateway) hooks() (func(string) bool, []func()) {
 	g.hookMu.Lock()
 	defer g.hookMu.Unlock()
 	return g.reserved, slices.Clone(g.onChange)
+}
+
+// Watch returns a channel closed at the next change of what Status
+// reports, but for the stderr tails and call times: a server's state, its
+// session, its errors, its tools, a reload. Whoever shows the status live
+// (the browser's /gateway) waits on it, then asks for Status again and for
+// a new channel. Changes made meanwhile close the same channel once.
+func (g *Gateway) Watch() <-chan struct{} {
+	g.watchMu.Lock()
+	defer g.watchMu.Unlock()
+	return g.watch
+}
+
+// changed wakes the watchers. It may be called with an upstream's mu held.
+func (g *Gateway) changed() {
+	g.watchMu.Lock()
+	close(g.watch)
+	g.watch = make(chan struct{})
+	g.watchMu.Unlock()
 }
 
 // Path is the gateway file.
@@ -324,6 +349,73 @@ func (g *Gateway) GetPrompt(ctx context.Context, name string, args map[string]st
 	}
 	return res, nil
 }
+
+// Resource is an upstream's resource, under its own URI.
+type Resource struct {
+	Def    *mcp.Resource
+	Server string
+}
+
+// ResourceTemplate is an upstream's resource template, under its own URI
+// template.
+type ResourceTemplate struct {
+	Def    *mcp.ResourceTemplate
+	Server string
+}
+
+// Resources returns the upstreams' resources, by server then as listed. A
+// URI two servers list is the first server's (by name).
+func (g *Gateway) Resources() []Resource {
+	v := g.view.Load()
+	out := make([]Resource, 0, len(v.resourceOrder))
+	for _, uri := range v.resourceOrder {
+		e := v.resources[uri]
+		out = append(out, Resource{Def: e.def, Server: e.up.name})
+	}
+	return out
+}
+
+// ResourceTemplates returns the upstreams' resource templates.
+func (g *Gateway) ResourceTemplates() []ResourceTemplate {
+	v := g.view.Load()
+	out := make([]ResourceTemplate, 0, len(v.templateOrder))
+	for _, t := range v.templateOrder {
+		e := v.templates[t]
+		out = append(out, ResourceTemplate{Def: e.def, Server: e.up.name})
+	}
+	return out
+}
+
+// ReadResource reads uri from server, one of the servers that lists it (or a
+// template it matches).
+func (g *Gateway) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
+	g.mu.Lock()
+	u := g.upstreams[server]
+	g.mu.Unlock()
+	if u == nil || u.spec == nil {
+		return nil, atrium.Errorf(atrium.ENotFound, "no gateway server %s for %s", server, uri)
+	}
+	sess, err := u.session()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, or(u.spec.Timeouts.Call, defaultCall))
+	defer cancel()
+	res, err := sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		var rpc *jsonrpc.Error
+		if errors.As(err, &rpc) && (rpc.Code == codeResourceNotFound ||
+			rpc.Code == jsonrpc.CodeInvalidParams && strings.Contains(strings.ToLower(rpc.Message), "not found")) {
+			return nil, atrium.Errorf(atrium.ENotFound, "server %s has nothing at %s", server, uri)
+		}
+		return nil, u.callErr(ctx, err)
+	}
+	return res, nil
+}
+
+// codeResourceNotFound is the resource-not-found error of the 2025 specs;
+// from 2026-07-28 it is Invalid Params, with a message saying so.
+const codeResourceNotFound = -32002
 
 // sortedUpstreams returns the upstreams by name.
 func (g *Gateway) sortedUpstreams() []*upstream {

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -162,7 +163,7 @@ func TestSecretsNeverShown(t *testing.T) {
 	srv["args"] = []string{"--key=${GW_KEY}"}
 	h.start(map[string]any{"s": srv})
 	st := h.status("s")
-	b, _ := json.Marshal(h.g.Status())
+	b, _ := json.Marshal(h.g.Status(atrium.RoleAdmin))
 	if strings.Contains(string(b), "sk-live-0123456789") || strings.Contains(h.logs.String(), "sk-live-0123456789") {
 		t.Errorf("the secret reached status or logs: %s", b)
 	}
@@ -247,7 +248,9 @@ func TestHungServerIsKilled(t *testing.T) {
 func TestGrandchildrenNeverOutliveTheirServer(t *testing.T) {
 	h := newHarness(t)
 	h.env["GW_BIN"] = upstreamBin
-	fork := map[string]any{"command": "sh", "args": []string{"-c", "sleep 999 & exec \"$GW_BIN\""}, "env": map[string]string{"TESTUP_CRASH_AFTER": "1"}}
+	// Two grandchildren: one keeps the environment (and the test's mark),
+	// one drops it (env -i): only its process group names it.
+	fork := map[string]any{"command": "sh", "args": []string{"-c", "sleep 999 & env -i sleep 998 & exec \"$GW_BIN\""}, "env": map[string]string{"TESTUP_CRASH_AFTER": "1"}}
 	h.start(map[string]any{"fork": fork})
 	txt, err := h.call("fork_pid", map[string]any{})
 	if err != nil {
@@ -257,7 +260,7 @@ func TestGrandchildrenNeverOutliveTheirServer(t *testing.T) {
 	sleeps := func(pgid string) int {
 		n := 0
 		for _, p := range h.marked() {
-			if strings.Contains(p, "sleep 999") && procGroup(strings.Fields(p)[0]) == pgid {
+			if pid, cmd, _ := strings.Cut(p, " "); strings.HasPrefix(cmd, "sleep 999") && procGroup(pid) == pgid {
 				n++
 			}
 		}
@@ -266,9 +269,20 @@ func TestGrandchildrenNeverOutliveTheirServer(t *testing.T) {
 	if sleeps(first) != 1 {
 		t.Fatalf("the grandchild is not running in group %s: %v", first, h.marked())
 	}
-	// The server dies (its second call): its grandchild goes with it.
+	unmarked := func() bool {
+		for _, p := range h.grouped() {
+			if strings.Contains(p, " sleep 998 ") {
+				return true
+			}
+		}
+		return false
+	}
+	if !unmarked() {
+		t.Fatalf("the grandchild without the environment is not running: %v", h.grouped())
+	}
+	// The server dies (its second call): its grandchildren go with it.
 	_, _ = h.call("fork_echo", map[string]any{})
-	waitFor(t, "the dead server's grandchild to be killed", func() bool { return sleeps(first) == 0 })
+	waitFor(t, "the dead server's grandchildren to be killed", func() bool { return sleeps(first) == 0 && !unmarked() })
 	waitFor(t, "the restart", func() bool { return h.status("fork").State == Ready })
 	// And Close (in cleanup) ends the new one and its grandchild.
 }
@@ -410,5 +424,197 @@ func TestReload(t *testing.T) {
 	}
 	if h.notes.Load() == before {
 		t.Error("the reload did not tell Atrium its tools changed")
+	}
+}
+
+func TestResourcesKeepTheirURIs(t *testing.T) {
+	h := newHarness(t)
+	g := h.start(map[string]any{"a": h.server(nil), "b": h.server(nil)})
+	var uris []string
+	for _, r := range g.Resources() {
+		uris = append(uris, r.Server+" "+r.Def.URI)
+	}
+	// Both list test://notes/readme: the first server by name keeps it.
+	if !slices.Equal(uris, []string{"a test://notes/readme"}) {
+		t.Errorf("resources %v", uris)
+	}
+	if ts := g.ResourceTemplates(); len(ts) != 1 || ts[0].Def.URITemplate != "test://notes/{name}" || ts[0].Server != "a" {
+		t.Errorf("templates %+v", ts)
+	}
+	if st := h.status("a"); !slices.Equal(st.Resources, []string{"test://notes/readme", "test://notes/{name}"}) {
+		t.Errorf("a's resources in status: %v", st.Resources)
+	}
+	ctx := context.Background()
+	res, err := g.ReadResource(ctx, "a", "test://notes/readme")
+	if err != nil || res.Contents[0].Text != "read me" {
+		t.Errorf("read readme: %+v, %v", res, err)
+	}
+	if res, err := g.ReadResource(ctx, "a", "test://notes/todo"); err != nil || res.Contents[0].Text != "note todo" {
+		t.Errorf("read from the template: %+v, %v", res, err)
+	}
+	if _, err := g.ReadResource(ctx, "a", "test://notes/missing"); atrium.ErrorCode(err) != atrium.ENotFound {
+		t.Errorf("a resource the server does not have: %v, want not_found", err)
+	}
+	if _, err := g.ReadResource(ctx, "nosuch", "test://notes/readme"); atrium.ErrorCode(err) != atrium.ENotFound {
+		t.Errorf("a server not in the file: %v", err)
+	}
+}
+
+func TestStatusShowsRecentErrorsAndStderrToAdminsOnly(t *testing.T) {
+	h := newHarness(t)
+	h.env["GW_ARG_KEY"] = "argument-secret-42"
+	srv := h.server(map[string]string{"TESTUP_CRASH_AFTER": "0", "TESTUP_SAY": "started with argument-secret-42"})
+	srv["args"] = []string{"--api-key=${GW_ARG_KEY}"}
+	g := h.start(map[string]any{"s": srv, "dead": h.server(map[string]string{"TESTUP_CRASH_AT_START": "1"})})
+	changes := g.Watch()
+	waitFor(t, "dead to fail three times", func() bool { return len(h.status("dead").Recent) >= 3 })
+	select {
+	case <-changes:
+	default:
+		t.Error("Watch's channel was not closed by the failures")
+	}
+	st := h.status("dead")
+	for _, inc := range st.Recent {
+		if inc.At.IsZero() || !strings.Contains(inc.Error, "exit status 3") {
+			t.Errorf("incident %+v", inc)
+		}
+	}
+	if len(st.Recent) > recentIncidents {
+		t.Errorf("%d incidents kept", len(st.Recent))
+	}
+	for _, role := range []atrium.Role{atrium.RoleReader, atrium.RoleWriter, atrium.RoleAdmin} {
+		for _, s := range g.Status(role) {
+			if s.Name != "dead" {
+				continue
+			}
+			if got := len(s.Stderr) > 0; got != (role == atrium.RoleAdmin) {
+				t.Errorf("%s sees stderr: %v", role, got)
+			}
+		}
+	}
+	// A value from Atrium's environment is a secret wherever it lands, an
+	// argument included.
+	b, _ := json.Marshal(g.Status(atrium.RoleAdmin))
+	if strings.Contains(string(b), "argument-secret-42") {
+		t.Errorf("a substituted argument reached status: %s", b)
+	}
+	if s := h.status("s"); !strings.Contains(s.Target, "--api-key="+redacted) {
+		t.Errorf("target %q", s.Target)
+	}
+}
+
+// A server that stops answering mid-life: its calls fail when their own
+// timeout ends, with unavailable and why; the health check calls it
+// unhealthy with the evidence; and stopping it still ends it.
+func TestServerThatHangsMidLife(t *testing.T) {
+	h := newHarness(t)
+	srv := h.server(map[string]string{"TESTUP_HANG_AFTER": "1", "TESTUP_IGNORE_TERM": "1"})
+	srv["timeouts"] = map[string]any{"call": "300ms", "health": "200ms"}
+	g := h.start(map[string]any{"hang": srv, "good": h.server(nil)})
+	if txt, err := h.call("hang_echo", map[string]string{"text": "once"}); err != nil || txt != "once" {
+		t.Fatalf("the first call: %q, %v", txt, err)
+	}
+	start := time.Now()
+	_, err := h.call("hang_echo", map[string]string{"text": "twice"})
+	if atrium.ErrorCode(err) != atrium.EUnavailable || !strings.Contains(err.Error(), "did not answer within 300ms (timeouts.call)") {
+		t.Errorf("a call to a hung server: %v", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the call took %s, its timeout is 300ms", took)
+	}
+	rep := g.Health(context.Background())
+	for _, s := range rep.Servers {
+		switch s.Name {
+		case "hang":
+			if s.Health != Unhealthy || len(s.Probes) != 2 || !strings.Contains(s.Probes[0].Error, "no answer within 200ms (timeouts.health)") {
+				t.Errorf("hang: %+v", s)
+			}
+		case "good":
+			if s.Health != Healthy {
+				t.Errorf("good: %+v", s)
+			}
+		}
+	}
+	if rep.Overall != Degraded {
+		t.Errorf("overall %s", rep.Overall)
+	}
+	// The other server is not held up by it.
+	if txt, err := h.call("good_echo", map[string]string{"text": "fine"}); err != nil || txt != "fine" {
+		t.Errorf("good_echo: %q, %v", txt, err)
+	}
+	// Close (the harness's clean-up) must SIGKILL it: it ignores SIGTERM.
+}
+
+// A server that writes to stderr without pause is drained as it goes: its
+// calls answer, and what is kept of its stderr stays bounded.
+func TestStderrFloodIsDrainedAndBounded(t *testing.T) {
+	h := newHarness(t)
+	h.start(map[string]any{"loud": h.server(map[string]string{"TESTUP_STDERR_FLOOD": "1"})})
+	for i := range 50 {
+		if txt, err := h.call("loud_echo", map[string]string{"text": "heard"}); err != nil || txt != "heard" {
+			t.Fatalf("call %d: %q, %v", i, txt, err)
+		}
+	}
+	st := h.status("loud")
+	if len(st.Stderr) == 0 || len(st.Stderr) > 20 || !strings.Contains(st.Stderr[len(st.Stderr)-1], "flood ") {
+		t.Errorf("stderr tail: %d lines, %q", len(st.Stderr), st.Stderr)
+	}
+	if size := h.g.upstreams["loud"].stderr.size; size > 16<<10 {
+		t.Errorf("the stderr ring holds %d bytes", size)
+	}
+}
+
+// Servers start in parallel: eight that each take a second to start are
+// all ready in far less than eight seconds.
+func TestServersStartInParallel(t *testing.T) {
+	h := newHarness(t)
+	servers := map[string]any{}
+	for i := range 8 {
+		servers[fmt.Sprintf("slow%d", i)] = h.server(map[string]string{"TESTUP_START_DELAY": "1s"})
+	}
+	start := time.Now()
+	g := h.start(servers)
+	took := time.Since(start)
+	for _, s := range g.Status(atrium.RoleAdmin) {
+		if s.State != Ready {
+			t.Errorf("%s is %s: %s", s.Name, s.State, s.LastError)
+		}
+	}
+	if took > 6*time.Second {
+		t.Errorf("8 servers of 1 s each took %s to start: not in parallel", took)
+	}
+	t.Logf("8 servers that each take 1 s to start: all ready in %s", took.Round(time.Millisecond))
+}
+
+// A server's health configuration adds calls of its own tools to its
+// probes (004's "how are my apps?"): their answers are evidence; a tool the
+// server does not list, or one held back, fails its probe uncalled.
+func TestHealthProbesCallTools(t *testing.T) {
+	h := newHarness(t)
+	apps := h.server(nil)
+	apps["health"] = []map[string]any{{"tool": "echo", "arguments": map[string]any{"text": "3 deployments, all green"}}}
+	odd := h.server(nil)
+	odd["health"] = []map[string]any{{"tool": "echo", "arguments": map[string]any{"text": "fine"}}, {"tool": "wipe"}, {"tool": "nosuch"}}
+	g := h.start(map[string]any{"apps": apps, "odd": odd})
+	got := map[string]ServerHealth{}
+	for _, s := range g.Health(context.Background()).Servers {
+		got[s.Name] = s
+	}
+	a := got["apps"]
+	if a.Health != Healthy || len(a.Probes) != 3 || a.Probes[2].Name != "tools/call echo" || !a.Probes[2].OK || a.Probes[2].Result != "3 deployments, all green" {
+		t.Errorf("apps: %+v", a)
+	}
+	o := got["odd"]
+	if o.Health != Degraded || len(o.Probes) != 5 || !strings.Contains(o.Reason, "tools/call wipe, tools/call nosuch") {
+		t.Fatalf("odd: %+v", o)
+	}
+	if !strings.Contains(o.Probes[3].Error, "not called: wipe is held back") || !strings.Contains(o.Probes[4].Error, "lists no tool nosuch") {
+		t.Errorf("odd's failed probes: %+v %+v", o.Probes[3], o.Probes[4])
+	}
+	if txt, _ := h.call("odd_stats", map[string]any{}); !strings.HasPrefix(txt, "calls=2 ") {
+		t.Errorf("the upstream saw %q: want the echo probe and this call only (wipe not called)", txt)
+	}
+	if _, err := Parse([]byte(`{"a": {"command": "x", "health": [{"arguments": {}}]}}`)); err == nil || !strings.Contains(err.Error(), "health[0]: name the tool") {
+		t.Errorf("a probe with no tool: %v", err)
 	}
 }

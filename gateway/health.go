@@ -3,8 +3,13 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Health levels, per server and overall.
@@ -26,19 +31,23 @@ type HealthReport struct {
 // ServerHealth is one server's probes.
 type ServerHealth struct {
 	Name   string  `json:"name" jsonschema:"the server"`
-	Health string  `json:"health" jsonschema:"healthy, degraded (slow, or one probe failed) or unhealthy (down, or every probe failed)"`
+	Health string  `json:"health" jsonschema:"healthy, degraded (slow, or some probes failed) or unhealthy (down, or every probe failed)"`
 	State  State   `json:"state" jsonschema:"its supervisor's state"`
 	Reason string  `json:"reason,omitempty" jsonschema:"why it is not healthy"`
-	Probes []Probe `json:"probes" jsonschema:"the probes run: ping and tools/list"`
+	Probes []Probe `json:"probes" jsonschema:"the probes run: ping, tools/list and the calls its health configuration names"`
 }
 
 // Probe is one probe's evidence.
 type Probe struct {
-	Name      string  `json:"name" jsonschema:"ping or tools/list"`
-	OK        bool    `json:"ok" jsonschema:"whether it answered in time"`
+	Name      string  `json:"name" jsonschema:"ping, tools/list, or tools/call and the tool's name"`
+	OK        bool    `json:"ok" jsonschema:"whether it answered in time (and, for a tool, without an error)"`
 	LatencyMS float64 `json:"latency_ms" jsonschema:"how long it took, in milliseconds"`
 	Error     string  `json:"error,omitempty" jsonschema:"why it failed"`
+	Result    string  `json:"result,omitempty" jsonschema:"what a tool answered, cut short, secrets redacted"`
 }
+
+// probeResult is how much of a tool probe's answer the report keeps.
+const probeResult = 500
 
 // Health probes every server in parallel.
 func (g *Gateway) Health(ctx context.Context) HealthReport {
@@ -100,23 +109,70 @@ func (u *upstream) health(ctx context.Context) ServerHealth {
 		}
 		return p
 	}
+	h.Probes = make([]Probe, 2+len(u.spec.Health))
 	var wg sync.WaitGroup
-	var ping, list Probe
-	wg.Go(func() { ping = probe("ping", func(ctx context.Context) error { return sess.Ping(ctx, nil) }) })
+	wg.Go(func() { h.Probes[0] = probe("ping", func(ctx context.Context) error { return sess.Ping(ctx, nil) }) })
 	wg.Go(func() {
-		list = probe("tools/list", func(ctx context.Context) error { _, err := sess.ListTools(ctx, nil); return err })
+		h.Probes[1] = probe("tools/list", func(ctx context.Context) error { _, err := sess.ListTools(ctx, nil); return err })
 	})
+	for i, hp := range u.spec.Health {
+		wg.Go(func() {
+			var result string
+			p := probe("tools/call "+hp.Tool, func(ctx context.Context) error {
+				var err error
+				result, err = u.callProbe(ctx, sess, hp)
+				return err
+			})
+			p.Result = u.spec.redact.apply(truncate(result, probeResult))
+			h.Probes[2+i] = p
+		})
+	}
 	wg.Wait()
-	h.Probes = []Probe{ping, list}
+	var failed []string
+	slowest := 0.0
+	for _, p := range h.Probes {
+		if !p.OK {
+			failed = append(failed, p.Name)
+		}
+		slowest = max(slowest, p.LatencyMS)
+	}
 	switch {
-	case !ping.OK && !list.OK:
+	case len(failed) == len(h.Probes):
 		h.Health, h.Reason = Unhealthy, "no probe answered"
-	case !ping.OK || !list.OK:
-		h.Health, h.Reason = Degraded, "a probe failed"
-	case ping.LatencyMS > ms(slow) || list.LatencyMS > ms(slow):
+	case len(failed) > 0:
+		h.Health, h.Reason = Degraded, "failed: "+strings.Join(failed, ", ")
+	case slowest > ms(slow):
 		h.Health, h.Reason = Degraded, "slow: a probe took over "+slow.String()+" (timeouts.slow)"
 	default:
 		h.Health = Healthy
 	}
 	return h
+}
+
+// callProbe calls the tool a health probe names, and returns the text of
+// its answer. A tool Atrium holds back is not called, by a probe or anyone.
+func (u *upstream) callProbe(ctx context.Context, sess *mcp.ClientSession, hp HealthProbe) (string, error) {
+	tools := u.toolsNow()
+	i := slices.IndexFunc(tools, func(t *mcp.Tool) bool { return t.Name == hp.Tool })
+	if i < 0 {
+		return "", fmt.Errorf("the server lists no tool %s", hp.Tool)
+	}
+	if why := holdBack(tools[i], u.spec.Allow); why != "" {
+		return "", fmt.Errorf("not called: %s is held back (%s)", hp.Tool, why)
+	}
+	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: hp.Tool, Arguments: hp.Arguments})
+	if err != nil {
+		return "", err
+	}
+	var text []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text = append(text, tc.Text)
+		}
+	}
+	out := strings.Join(text, "\n")
+	if res.IsError {
+		return out, errors.New("the tool answered with an error: " + u.spec.redact.apply(truncate(out, probeResult)))
+	}
+	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/atrium-hq/atrium"
 )
 
 // upstreamBin is the test MCP server, built once.
@@ -52,17 +55,28 @@ type harness struct {
 	notes atomic.Int64 // OnChange calls
 	// reserved stands for Atrium's own tool names.
 	reserved func(string) bool
+
+	mu     sync.Mutex
+	groups []string // the process groups of the servers started
 }
 
 func newHarness(t *testing.T) *harness {
 	h := &harness{t: t, mark: fmt.Sprintf("GW_TEST_MARK=%d-%d-%s", os.Getpid(), tokenSeq.Add(1), t.Name()), logs: &logBuf{},
 		env: map[string]string{"PATH": os.Getenv("PATH"), "HOME": os.Getenv("HOME")}}
 	h.path = filepath.Join(t.TempDir(), "gateway.json")
+	// The package's tests do not run in parallel: one harness at a time
+	// hears of the groups started.
+	startedHook = func(pgid int) {
+		h.mu.Lock()
+		h.groups = append(h.groups, strconv.Itoa(pgid))
+		h.mu.Unlock()
+	}
 	t.Cleanup(func() {
 		if h.g != nil {
 			h.g.Close()
 		}
 		h.assertNoLeaks()
+		startedHook = nil
 	})
 	return h
 }
@@ -119,7 +133,7 @@ func (h *harness) start(servers map[string]any) *Gateway {
 }
 
 func (h *harness) status(name string) UpstreamStatus {
-	for _, s := range h.g.Status() {
+	for _, s := range h.g.Status(atrium.RoleAdmin) {
 		if s.Name == name {
 			return s
 		}
@@ -186,11 +200,39 @@ func (h *harness) marked() []string {
 	return out
 }
 
+// grouped lists the live processes of the process groups the gateway
+// started for the test: those that dropped the mark from their environment
+// (env -i) too.
+func (h *harness) grouped() []string {
+	h.mu.Lock()
+	groups := slices.Clone(h.groups)
+	h.mu.Unlock()
+	if len(groups) == 0 {
+		return nil
+	}
+	entries, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range entries {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		i := bytes.LastIndexByte(stat, ')')
+		if err != nil || i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:])) // state ppid pgrp …
+		if len(f) < 3 || f[0] == "Z" || !slices.Contains(groups, f[2]) {
+			continue
+		}
+		cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		out = append(out, fmt.Sprintf("%s %s (group %s)", e.Name(), bytes.ReplaceAll(cmd, []byte{0}, []byte{' '}), f[2]))
+	}
+	return out
+}
+
 func (h *harness) assertNoLeaks() {
 	h.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		left := h.marked()
+		left := append(h.marked(), h.grouped()...)
 		if len(left) == 0 {
 			return
 		}

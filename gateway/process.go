@@ -12,12 +12,18 @@ import (
 // A process is a running stdio server: its pipes, and a channel closed once
 // it has exited, its whole group has been killed and it has been reaped.
 type process struct {
-	cmd    *exec.Cmd
-	stdin  *os.File // Atrium's ends of the pipes
-	stdout *os.File
-	exited chan struct{}
-	err    error // how it exited, once exited is closed
+	cmd     *exec.Cmd
+	stdin   *os.File // Atrium's ends of the pipes
+	stdout  *os.File
+	release func() // ends the guardian's watch (see guard), once reaped
+	exited  chan struct{}
+	err     error // how it exited, once exited is closed
 }
+
+// startedHook, when set (by tests), is told the process group of every
+// server started, so that leak checks can look for what is left of each
+// group, whatever its processes did to their environment.
+var startedHook func(pgid int)
 
 // startProcess starts sp's command with env, its stderr copied into stderr.
 //
@@ -27,6 +33,10 @@ type process struct {
 func startProcess(sp *Spec, env []string, stderr io.Writer) (*process, error) {
 	cmd := exec.Command(sp.Command, sp.Args...)
 	cmd.Env, cmd.Dir, cmd.SysProcAttr = env, sp.Cwd, sysProcAttr()
+	release, err := guard(cmd)
+	if err != nil {
+		return nil, err
+	}
 	var files []*os.File
 	pipe := func() (r, w *os.File) {
 		r, w, err := os.Pipe()
@@ -46,21 +56,29 @@ func startProcess(sp *Spec, env []string, stderr io.Writer) (*process, error) {
 	}
 	if len(files) != 6 {
 		closeAll()
+		release()
 		return nil, errors.New("cannot create pipes: too many open files?")
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	if err := cmd.Start(); err != nil {
 		closeAll()
+		release()
 		return nil, err
 	}
 	inR.Close()
 	outW.Close()
 	errW.Close()
+	for _, f := range cmd.ExtraFiles {
+		f.Close() // the child's copies; Atrium keeps only its own ends
+	}
 	go func() {
 		_, _ = io.Copy(stderr, errR) // ends when the last writer in the group is gone
 		errR.Close()
 	}()
-	p := &process{cmd: cmd, stdin: inW, stdout: outR, exited: make(chan struct{})}
+	if startedHook != nil {
+		startedHook(cmd.Process.Pid)
+	}
+	p := &process{cmd: cmd, stdin: inW, stdout: outR, release: release, exited: make(chan struct{})}
 	go p.reap()
 	return p, nil
 }
@@ -73,6 +91,7 @@ func (p *process) reap() {
 	awaitExit(pid)
 	signalGroup(pid, syscall.SIGKILL)
 	p.err = p.cmd.Wait()
+	p.release()
 	close(p.exited)
 }
 

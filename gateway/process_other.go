@@ -4,6 +4,7 @@ package gateway
 
 import (
 	"os"
+	"os/exec"
 	"syscall"
 )
 
@@ -19,3 +20,5 @@ func signalGroup(pid int, _ syscall.Signal) {
 		_ = p.Kill()
 	}
 }
+
+func guard(cmd *exec.Cmd) (func(), error) { return func() {}, cmd.Err }

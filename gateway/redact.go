@@ -8,9 +8,10 @@ import (
 
 // A redactor removes a server's secrets from text Atrium shows: its stderr,
 // its errors, its command line. The secrets are the values of its env and
-// headers and of its URL's credentials and query: any of them may hold a key,
-// and an upstream that prints its own configuration (many do, on a failed
-// start) must not put it in get_status.
+// headers, of its URL's credentials and query, and every value ${VAR}
+// brought in from Atrium's environment: any of them may hold a key, and an
+// upstream that prints its own configuration (many do, on a failed start)
+// must not put it in get_status.
 type redactor struct{ secrets []string }
 
 // minSecret is the shortest value treated as a secret: replacing "1" or
@@ -19,7 +20,7 @@ const minSecret = 6
 
 const redacted = "[redacted]"
 
-func newRedactor(sp *Spec) *redactor {
+func newRedactor(sp *Spec, substituted []string) *redactor {
 	r := &redactor{}
 	add := func(v string) {
 		if len(v) >= minSecret {
@@ -27,6 +28,9 @@ func newRedactor(sp *Spec) *redactor {
 		}
 	}
 	for _, v := range sp.Env {
+		add(v)
+	}
+	for _, v := range substituted {
 		add(v)
 	}
 	for _, v := range sp.Headers {

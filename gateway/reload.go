@@ -67,6 +67,7 @@ func (g *Gateway) Reload() (Diff, error) {
 		u.start()
 	}
 	g.rebuild()
+	g.changed()
 	g.log.Info("gateway: reloaded", "file", g.path, "added", d.Added, "removed", d.Removed, "changed", d.Changed)
 	return d, nil
 }

@@ -2,40 +2,52 @@ package gateway
 
 import (
 	"time"
+
+	"github.com/atrium-hq/atrium"
 )
 
-// UpstreamStatus is one server as get_status reports it. It never holds a
-// secret: the command line, errors and stderr pass through the server's
-// redactor, and env and headers are named, not shown.
+// UpstreamStatus is one server as get_status and /gateway report it. It
+// never holds a secret: the command line, errors and stderr pass through the
+// server's redactor, and env and headers are named, not shown.
 type UpstreamStatus struct {
-	Name        string    `json:"name" jsonschema:"the server's name in the gateway file, also its tools' prefix"`
-	State       State     `json:"state" jsonschema:"starting, ready, backoff, failed or stopped"`
-	Since       time.Time `json:"since" jsonschema:"when it entered this state"`
-	Transport   string    `json:"transport" jsonschema:"stdio, http (Streamable HTTP) or sse (legacy HTTP+SSE)"`
-	Target      string    `json:"target,omitempty" jsonschema:"the command line or URL, secrets redacted"`
-	PID         int       `json:"pid,omitempty" jsonschema:"the process id of a stdio server, while it runs"`
-	EnvKeys     []string  `json:"env_keys,omitempty" jsonschema:"the names of the env it is given (values are never shown)"`
-	HeaderKeys  []string  `json:"header_keys,omitempty" jsonschema:"the names of the headers it is sent (values are never shown)"`
-	Tools       []string  `json:"tools" jsonschema:"the tools exposed, by their names in Atrium"`
-	Held        []Held    `json:"held_back" jsonschema:"the tools not exposed, and why"`
-	Prompts     []string  `json:"prompts,omitempty" jsonschema:"the prompts exposed"`
-	Restarts    int       `json:"restarts" jsonschema:"how often it was restarted after dying or losing its session"`
-	LastError   string    `json:"last_error,omitempty" jsonschema:"why it last failed"`
-	LastErrorAt time.Time `json:"last_error_at,omitzero" jsonschema:"when"`
-	NextAttempt time.Time `json:"next_attempt,omitzero" jsonschema:"in backoff: when it will be started again"`
-	Calls       int       `json:"calls" jsonschema:"calls made through Atrium since it started"`
-	Failures    int       `json:"failures" jsonschema:"of which failed or returned an error"`
-	P50ms       float64   `json:"p50_ms" jsonschema:"median call time over the last 256 calls, in milliseconds"`
-	P95ms       float64   `json:"p95_ms" jsonschema:"95th percentile call time over the last 256 calls, in milliseconds"`
-	Stderr      []string  `json:"stderr_tail,omitempty" jsonschema:"the last lines it wrote to stderr, secrets redacted"`
+	Name        string     `json:"name" jsonschema:"the server's name in the gateway file, also its tools' prefix"`
+	State       State      `json:"state" jsonschema:"starting, ready, backoff, failed or stopped"`
+	Since       time.Time  `json:"since" jsonschema:"when it entered this state"`
+	Transport   string     `json:"transport" jsonschema:"stdio, http (Streamable HTTP) or sse (legacy HTTP+SSE)"`
+	Target      string     `json:"target,omitempty" jsonschema:"the command line or URL, secrets redacted"`
+	PID         int        `json:"pid,omitempty" jsonschema:"the process id of a stdio server, while it runs"`
+	EnvKeys     []string   `json:"env_keys,omitempty" jsonschema:"the names of the env it is given (values are never shown)"`
+	HeaderKeys  []string   `json:"header_keys,omitempty" jsonschema:"the names of the headers it is sent (values are never shown)"`
+	Tools       []string   `json:"tools" jsonschema:"the tools exposed, by their names in Atrium"`
+	Held        []Held     `json:"held_back" jsonschema:"the tools not exposed, and why"`
+	Prompts     []string   `json:"prompts,omitempty" jsonschema:"the prompts exposed"`
+	Resources   []string   `json:"resources,omitempty" jsonschema:"the URIs and URI templates of the resources it exposes, unchanged"`
+	Restarts    int        `json:"restarts" jsonschema:"how often it was restarted after dying or losing its session"`
+	LastError   string     `json:"last_error,omitempty" jsonschema:"why it last failed"`
+	LastErrorAt time.Time  `json:"last_error_at,omitzero" jsonschema:"when"`
+	Recent      []Incident `json:"recent_errors,omitempty" jsonschema:"its last few failures, oldest first"`
+	NextAttempt time.Time  `json:"next_attempt,omitzero" jsonschema:"in backoff: when it will be started again"`
+	Calls       int        `json:"calls" jsonschema:"calls made through Atrium since it started"`
+	Failures    int        `json:"failures" jsonschema:"of which failed or returned an error"`
+	P50ms       float64    `json:"p50_ms" jsonschema:"median call time over the last 256 calls, in milliseconds"`
+	P95ms       float64    `json:"p95_ms" jsonschema:"95th percentile call time over the last 256 calls, in milliseconds"`
+	Stderr      []string   `json:"stderr_tail,omitempty" jsonschema:"the last lines it wrote to stderr, secrets redacted (for admins only)"`
 }
 
-// Status reports every upstream, by name.
-func (g *Gateway) Status() []UpstreamStatus {
+// Status reports every upstream, by name, as a viewer of role may see it:
+// the stderr tails only to admins. Redaction removes the secrets Atrium
+// gave a server, but a server may print others of its own (a token it
+// read from a file, a connection string it built), and its stderr is
+// Atrium's operator's business, as its log is.
+func (g *Gateway) Status(role atrium.Role) []UpstreamStatus {
 	v := g.view.Load()
 	var out []UpstreamStatus
 	for _, u := range g.sortedUpstreams() {
-		out = append(out, u.status(v))
+		st := u.status(v)
+		if role != atrium.RoleAdmin {
+			st.Stderr = nil
+		}
+		out = append(out, st)
 	}
 	return out
 }
@@ -43,7 +55,7 @@ func (g *Gateway) Status() []UpstreamStatus {
 func (u *upstream) status(v *view) UpstreamStatus {
 	u.mu.Lock()
 	st := UpstreamStatus{Name: u.name, State: u.state, Since: u.since, Transport: u.transport, Restarts: u.restarts,
-		LastError: u.lastErr, LastErrorAt: u.lastErrAt, Tools: []string{}, Held: v.heldBy[u.name]}
+		LastError: u.lastErr, LastErrorAt: u.lastErrAt, Recent: append([]Incident(nil), u.recent...), Tools: []string{}, Held: v.heldBy[u.name]}
 	if u.state == Backoff {
 		st.NextAttempt = u.nextAttempt
 	}
@@ -77,6 +89,16 @@ func (u *upstream) status(v *view) UpstreamStatus {
 	for _, n := range v.promptOrder {
 		if v.prompts[n].up == u {
 			st.Prompts = append(st.Prompts, n)
+		}
+	}
+	for _, uri := range v.resourceOrder {
+		if v.resources[uri].up == u {
+			st.Resources = append(st.Resources, uri)
+		}
+	}
+	for _, t := range v.templateOrder {
+		if v.templates[t].up == u {
+			st.Resources = append(st.Resources, t)
 		}
 	}
 	calls, fails, p50, p95 := u.lat.summary()

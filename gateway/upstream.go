@@ -51,11 +51,24 @@ type upstream struct {
 	pid         int
 	tools       []*mcp.Tool
 	prompts     []*mcp.Prompt
+	resources   []*mcp.Resource
+	templates   []*mcp.ResourceTemplate
 	restarts    int
 	lastErr     string
 	lastErrAt   time.Time
+	recent      []Incident // the last few failures, oldest first
 	nextAttempt time.Time
 }
+
+// Incident is one failure of a server, for status: a server that fails now
+// and then shows its history, not only its last word.
+type Incident struct {
+	At    time.Time `json:"at" jsonschema:"when"`
+	Error string    `json:"error" jsonschema:"what happened, secrets redacted"`
+}
+
+// recentIncidents bounds the failures status keeps per server.
+const recentIncidents = 8
 
 func newUpstream(g *Gateway, name string, cfg *ServerConfig) *upstream {
 	u := &upstream{g: g, name: name, cfg: cfg, stderr: newRing(16 << 10), done: make(chan struct{}),
@@ -67,6 +80,7 @@ func newUpstream(g *Gateway, name string, cfg *ServerConfig) *upstream {
 		u.state, u.lastErr = Stopped, "disabled in the gateway file"
 	case err != nil:
 		u.state, u.lastErr, u.lastErrAt = Failed, "configuration: "+err.Error(), time.Now()
+		u.recent = []Incident{{At: u.lastErrAt, Error: u.lastErr}}
 	default:
 		u.spec = sp
 	}
@@ -170,7 +184,7 @@ func (u *upstream) open() (*mcp.ClientSession, *process, string, error) {
 	return sess, proc, transport, nil
 }
 
-// list reads the upstream's tools and prompts, following cursors.
+// list reads the upstream's tools, prompts and resources, following cursors.
 func (u *upstream) list(ctx context.Context, sess *mcp.ClientSession) error {
 	var tools []*mcp.Tool
 	for t, err := range sess.Tools(ctx, nil) {
@@ -188,8 +202,28 @@ func (u *upstream) list(ctx context.Context, sess *mcp.ClientSession) error {
 			prompts = append(prompts, p)
 		}
 	}
+	// Resources are a courtesy: a server that declares them and then fails
+	// to list them keeps its tools.
+	var resources []*mcp.Resource
+	var templates []*mcp.ResourceTemplate
+	if caps := sess.InitializeResult().Capabilities; caps != nil && caps.Resources != nil {
+		for r, err := range sess.Resources(ctx, nil) {
+			if err != nil {
+				u.g.log.Warn("gateway: resources/list", "server", u.name, "err", u.spec.redact.apply(err.Error()))
+				break
+			}
+			resources = append(resources, r)
+		}
+		for t, err := range sess.ResourceTemplates(ctx, nil) {
+			if err != nil {
+				u.g.log.Warn("gateway: resources/templates/list", "server", u.name, "err", u.spec.redact.apply(err.Error()))
+				break
+			}
+			templates = append(templates, t)
+		}
+	}
 	u.mu.Lock()
-	u.tools, u.prompts = tools, prompts
+	u.tools, u.prompts, u.resources, u.templates = tools, prompts, resources, templates
 	u.mu.Unlock()
 	return nil
 }
@@ -288,10 +322,12 @@ func (u *upstream) sleep(d time.Duration) bool {
 	}
 }
 
-// broadcast wakes whoever waits for a change; u.mu is held.
+// broadcast wakes whoever waits for a change, here and in Watch; u.mu is
+// held.
 func (u *upstream) broadcast() {
 	close(u.changed)
 	u.changed = make(chan struct{})
+	u.g.changed()
 }
 
 func (u *upstream) setState(s State, _ string) {
@@ -306,7 +342,12 @@ func (u *upstream) setState(s State, _ string) {
 func (u *upstream) fail(why string) {
 	u.mu.Lock()
 	u.lastErr, u.lastErrAt = why, time.Now()
+	u.recent = append(u.recent, Incident{At: u.lastErrAt, Error: why})
+	if n := len(u.recent) - recentIncidents; n > 0 {
+		u.recent = append(u.recent[:0], u.recent[n:]...)
+	}
 	restarts := u.restarts
+	u.g.changed()
 	u.mu.Unlock()
 	u.g.log.Warn("gateway: server down", "server", u.name, "why", why, "restarts", restarts)
 }
@@ -340,6 +381,9 @@ func (u *upstream) session() (*mcp.ClientSession, error) {
 
 func (u *upstream) downErr() error {
 	msg := fmt.Sprintf("server %s is %s", u.name, u.state)
+	if u.state == Backoff {
+		msg = fmt.Sprintf("server %s is down, in backoff", u.name)
+	}
 	if u.lastErr != "" {
 		msg += ": " + u.lastErr
 	}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -18,8 +19,29 @@ type view struct {
 	heldBy      map[string][]Held // per server
 	prompts     map[string]*promptEntry
 	promptOrder []string
-	sig         string // compares views: changed only when this differs
+	// resources by URI and templates by URI template, as their servers
+	// name them: a URI is an address, and renaming it would break every
+	// link to it.
+	resources     map[string]*resourceEntry
+	resourceOrder []string
+	templates     map[string]*templateEntry
+	templateOrder []string
+	sig           string // compares views: changed only when this differs
 }
+
+type resourceEntry struct {
+	up  *upstream
+	def *mcp.Resource
+}
+
+type templateEntry struct {
+	up  *upstream
+	def *mcp.ResourceTemplate
+}
+
+// ownScheme is the URI scheme of Atrium's own resources: an upstream's
+// resource there would shadow a page.
+const ownScheme = "atrium:"
 
 type entry struct {
 	up   *upstream
@@ -47,13 +69,13 @@ type Held struct {
 func (g *Gateway) rebuild() {
 	reserved, onChange := g.hooks()
 	g.viewMu.Lock()
-	v := &view{tools: map[string]*entry{}, held: map[string]*entry{}, heldBy: map[string][]Held{}, prompts: map[string]*promptEntry{}}
+	v := newView()
 	g.mu.Lock()
 	closed := g.closed
 	g.mu.Unlock()
 	for _, u := range g.sortedUpstreams() {
 		u.mu.Lock()
-		tools, prompts, state := u.tools, u.prompts, u.state
+		tools, prompts, resources, templates, state := u.tools, u.prompts, u.resources, u.templates, u.state
 		u.mu.Unlock()
 		if closed || state == Stopped || u.spec == nil {
 			continue
@@ -94,6 +116,20 @@ func (g *Gateway) rebuild() {
 			v.prompts[name] = &promptEntry{up: u, prompt: p, def: &def}
 			v.promptOrder = append(v.promptOrder, name)
 		}
+		for _, r := range resources {
+			if prev := v.resources[r.URI]; prev != nil || strings.HasPrefix(r.URI, ownScheme) {
+				continue // the first server by name keeps a URI; Atrium keeps its own
+			}
+			v.resources[r.URI] = &resourceEntry{up: u, def: r}
+			v.resourceOrder = append(v.resourceOrder, r.URI)
+		}
+		for _, t := range templates {
+			if prev := v.templates[t.URITemplate]; prev != nil || strings.HasPrefix(t.URITemplate, ownScheme) {
+				continue
+			}
+			v.templates[t.URITemplate] = &templateEntry{up: u, def: t}
+			v.templateOrder = append(v.templateOrder, t.URITemplate)
+		}
 	}
 	v.sig = signature(v)
 	old := g.view.Swap(v)
@@ -101,6 +137,7 @@ func (g *Gateway) rebuild() {
 	if old.sig == v.sig {
 		return
 	}
+	g.changed()
 	g.logHeld(old, v)
 	for _, fn := range onChange {
 		fn()
@@ -130,12 +167,19 @@ func (g *Gateway) logHeld(old, v *view) {
 	}
 }
 
+func newView() *view {
+	return &view{tools: map[string]*entry{}, held: map[string]*entry{}, heldBy: map[string][]Held{}, prompts: map[string]*promptEntry{},
+		resources: map[string]*resourceEntry{}, templates: map[string]*templateEntry{}}
+}
+
 // signature is what clients see of a view: names and definitions.
 func signature(v *view) string {
 	type sig struct {
-		Tools   []*mcp.Tool
-		Prompts []*mcp.Prompt
-		Held    map[string][]Held
+		Tools     []*mcp.Tool
+		Prompts   []*mcp.Prompt
+		Resources []*mcp.Resource
+		Templates []*mcp.ResourceTemplate
+		Held      map[string][]Held
 	}
 	s := sig{Held: v.heldBy}
 	for _, n := range v.order {
@@ -143,6 +187,12 @@ func signature(v *view) string {
 	}
 	for _, n := range v.promptOrder {
 		s.Prompts = append(s.Prompts, v.prompts[n].def)
+	}
+	for _, u := range v.resourceOrder {
+		s.Resources = append(s.Resources, v.resources[u].def)
+	}
+	for _, u := range v.templateOrder {
+		s.Templates = append(s.Templates, v.templates[u].def)
 	}
 	b, _ := json.Marshal(s)
 	return string(b)

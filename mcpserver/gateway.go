@@ -18,8 +18,10 @@ import (
 // re-registers only what changed: each Add or Remove makes the SDK send
 // list_changed to that server's sessions.
 type gatewayTools struct {
-	tools   map[string]string // name → definition as JSON
-	prompts map[string]string
+	tools     map[string]string // name → definition as JSON
+	prompts   map[string]string
+	resources map[string]string // URI → definition as JSON
+	templates map[string]string // URI template → definition as JSON
 }
 
 // gatewayChanged registers the gateway's current tools and prompts on every
@@ -53,7 +55,7 @@ func (s *Server) syncGateway(ms *mcp.Server, ws int64) {
 	defer s.gwMu.Unlock()
 	have := s.gwHave[ms]
 	if have == nil {
-		have = &gatewayTools{tools: map[string]string{}, prompts: map[string]string{}}
+		have = &gatewayTools{tools: map[string]string{}, prompts: map[string]string{}, resources: map[string]string{}, templates: map[string]string{}}
 		s.gwHave[ms] = have
 	}
 	want := map[string]gateway.Tool{}
@@ -106,6 +108,86 @@ func (s *Server) syncGateway(ms *mcp.Server, ws int64) {
 		ms.AddPrompt(p.Def, s.upstreamPrompt(ws, name))
 		have.prompts[name] = string(b)
 	}
+	s.syncGatewayResources(ms, ws, gw, have)
+}
+
+// syncGatewayResources makes ms's upstream resources and templates those the
+// gateway exposes now, under their own URIs.
+func (s *Server) syncGatewayResources(ms *mcp.Server, ws int64, gw *gateway.Gateway, have *gatewayTools) {
+	want := map[string]gateway.Resource{}
+	for _, r := range gw.Resources() {
+		want[r.Def.URI] = r
+	}
+	var gone []string
+	for uri := range have.resources {
+		if _, ok := want[uri]; !ok {
+			gone = append(gone, uri)
+			delete(have.resources, uri)
+		}
+	}
+	if len(gone) > 0 {
+		ms.RemoveResources(gone...)
+	}
+	for uri, r := range want {
+		b, _ := json.Marshal(r)
+		if have.resources[uri] == string(b) {
+			continue
+		}
+		def := *r.Def
+		if err := registerSafely(func() { ms.AddResource(&def, s.resourceHandler(s.upstreamResource(r.Server), ws)) }); err != nil {
+			s.log.Warn("gateway: cannot re-expose a resource", "uri", uri, "server", r.Server, "err", err)
+			continue
+		}
+		have.resources[uri] = string(b)
+	}
+	wantT := map[string]gateway.ResourceTemplate{}
+	for _, t := range gw.ResourceTemplates() {
+		wantT[t.Def.URITemplate] = t
+	}
+	gone = gone[:0]
+	for ut := range have.templates {
+		if _, ok := wantT[ut]; !ok {
+			gone = append(gone, ut)
+			delete(have.templates, ut)
+		}
+	}
+	if len(gone) > 0 {
+		ms.RemoveResourceTemplates(gone...)
+	}
+	for ut, t := range wantT {
+		b, _ := json.Marshal(t)
+		if have.templates[ut] == string(b) {
+			continue
+		}
+		def := *t.Def
+		if err := registerSafely(func() { ms.AddResourceTemplate(&def, s.resourceHandler(s.upstreamResource(t.Server), ws)) }); err != nil {
+			s.log.Warn("gateway: cannot re-expose a resource template", "uri_template", ut, "server", t.Server, "err", err)
+			continue
+		}
+		have.templates[ut] = string(b)
+	}
+}
+
+// upstreamResource reads a resource from the server that lists it; the
+// caller (any member: resources are read-only) is checked by
+// resourceHandler.
+func (s *Server) upstreamResource(server string) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return s.cfg.Gateway.ReadResource(ctx, server, req.Params.URI)
+	}
+}
+
+// registerSafely runs add, which the SDK makes panic on a definition it
+// cannot take (an invalid URI or template): such an upstream resource is
+// left out rather than stopping Atrium.
+func registerSafely(add func()) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%v", p)
+		}
+	}()
+	add()
+	return nil
 }
 
 // addUpstreamTool registers an upstream's definition as it is, unchanged but
@@ -230,12 +312,13 @@ func (s *Server) upstreamPrompt(ws int64, name string) mcp.PromptHandler {
 	}
 }
 
-// awaitGateway holds the first tools/list (or call of a tool not Atrium's) until every upstream has had its
+// awaitGateway holds a list (or a call of a tool not Atrium's) until every upstream has had its
 // first chance to start (at most gatewaySettle), so that a client that lists
 // tools right after connecting — most do, once — sees the upstreams' tools.
 func (s *Server) awaitGateway(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		wait := method == "tools/list" || method == "prompts/list" || method == "prompts/get"
+		wait := method == "tools/list" || method == "prompts/list" || method == "prompts/get" ||
+			method == "resources/list" || method == "resources/templates/list"
 		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && (!s.toolNames[p.Name] || gatewayToolNames[p.Name]) {
 			// perhaps an upstream's tool, called without listing first, or
 			// a question about the upstreams best answered once they started

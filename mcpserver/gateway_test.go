@@ -44,7 +44,7 @@ type gatewayFixture struct {
 	audits []activity.UpstreamCall
 }
 
-func newGatewayFixture(t *testing.T, actor *atrium.Actor) *gatewayFixture {
+func newGatewayFixture(t *testing.T, actor *atrium.Actor, toolsets ...string) *gatewayFixture {
 	t.Helper()
 	bin, err := testUpstream()
 	if err != nil {
@@ -57,7 +57,7 @@ func newGatewayFixture(t *testing.T, actor *atrium.Actor) *gatewayFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(f.gw.Close)
-	f.srv, err = mcpserver.New(mcpserver.Config{Actor: actor, Gateway: f.gw, Audit: func(_ context.Context, c activity.UpstreamCall) error {
+	f.srv, err = mcpserver.New(mcpserver.Config{Actor: actor, Gateway: f.gw, Toolsets: toolsets, Audit: func(_ context.Context, c activity.UpstreamCall) error {
 		f.mu.Lock()
 		f.audits = append(f.audits, c)
 		f.mu.Unlock()
@@ -251,5 +251,51 @@ func TestGatewayCallsNeedTheWriterRoleUnlessReadOnly(t *testing.T) {
 	res, txt = callJSON(t, cs, "reload_external_mcps", map[string]any{})
 	if !res.IsError || !strings.Contains(txt, "permission_denied") {
 		t.Errorf("a reader reloading: %s", txt)
+	}
+}
+
+// An upstream's resources are listed and read through Atrium under their
+// own URIs; a reader sees the status without the stderr tails.
+func TestGatewayResourcesAndReaderStatus(t *testing.T) {
+	actor := mustActor(t)
+	reader := *actor
+	reader.Role = atrium.RoleReader
+	// Without the docs toolset, which needs a store: the upstream's
+	// resources alone.
+	f := newGatewayFixture(t, &reader, mcpserver.GatewayToolset)
+	cs := connectWatching(t, f.srv.ForWorkspace(reader.Workspace), make(chan struct{}, 1), nil)
+	ctx := context.Background()
+	var uris []string
+	for r, err := range cs.Resources(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		uris = append(uris, r.URI)
+	}
+	if !slices.Contains(uris, "test://notes/readme") {
+		t.Errorf("resources/list: %v", uris)
+	}
+	var templates []string
+	for rt, err := range cs.ResourceTemplates(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		templates = append(templates, rt.URITemplate)
+	}
+	if !slices.Equal(templates, []string{"test://notes/{name}"}) {
+		t.Errorf("resources/templates/list: %v", templates)
+	}
+	for uri, want := range map[string]string{"test://notes/readme": "read me", "test://notes/plans": "note plans"} {
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != want {
+			t.Errorf("read %s: %+v, %v", uri, res, err)
+		}
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://notes/missing"}); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("read a missing upstream resource: %v", err)
+	}
+	_, txt := callJSON(t, cs, "get_status", map[string]any{})
+	if !strings.Contains(txt, `"resources":["test://notes/readme","test://notes/{name}"]`) || strings.Contains(txt, "stderr_tail") {
+		t.Errorf("get_status for a reader: %s", txt)
 	}
 }

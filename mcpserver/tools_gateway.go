@@ -45,14 +45,18 @@ func gatewayStatusTool(s *Server) *Tool {
 	return newTool(&mcp.Tool{
 		Name:        "get_status",
 		Title:       "Gateway status",
-		Description: "Reports every MCP server behind Atrium's gateway: its state (starting, ready, backoff, failed, stopped), transport, the tools it exposes (as <server>_<tool>) and those held back with why, restarts, last error, the tail of its stderr and its call times (p50/p95). Secrets are never shown.",
+		Description: "Reports every MCP server behind Atrium's gateway: its state (starting, ready, backoff, failed, stopped), transport, the tools it exposes (as <server>_<tool>) and those held back with why, restarts, recent errors, the tail of its stderr (admins only) and its call times (p50/p95). Secrets are never shown.",
 		Annotations: readOnly("Gateway status"),
-	}, atrium.RoleReader, func(context.Context, *mcp.CallToolRequest, GatewayStatusInput) (GatewayStatus, error) {
+	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, _ GatewayStatusInput) (GatewayStatus, error) {
 		gw, err := s.gateway()
 		if err != nil {
 			return GatewayStatus{}, err
 		}
-		return GatewayStatus{File: gw.Path(), Upstreams: emptyIfNil(gw.Status())}, nil
+		var role atrium.Role
+		if a := atrium.ActorFromContext(ctx); a != nil {
+			role = a.Role
+		}
+		return GatewayStatus{File: gw.Path(), Upstreams: emptyIfNil(gw.Status(role))}, nil
 	})
 }
 
@@ -88,7 +92,7 @@ func healthCheckTool(s *Server) *Tool {
 	return newTool(&mcp.Tool{
 		Name:        "system_health_check",
 		Title:       "How are my apps?",
-		Description: "Probes every MCP server behind Atrium's gateway at once (ping and tools/list, each under its own timeout) and reports each as healthy, degraded (slow, or a probe failed) or unhealthy (down, or no probe answered), with the evidence: latencies and errors. overall sums them up.",
+		Description: "Probes every MCP server behind Atrium's gateway at once (ping, tools/list and the calls of its own tools its health configuration names, such as a list of deployments; each under its own timeout) and reports each as healthy, degraded (slow, or a probe failed) or unhealthy (down, or no probe answered), with the evidence: latencies, errors and what the tools answered. overall sums them up.",
 		Annotations: &mcp.ToolAnnotations{Title: "How are my apps?", ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(true)},
 	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, _ HealthCheckInput) (gateway.HealthReport, error) {
 		gw, err := s.gateway()

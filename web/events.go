@@ -21,6 +21,10 @@ const heartbeat = 15 * time.Second
 // ended (EventSource's retry field).
 const retryMS = 2000
 
+// gatewayCoalesce gathers a burst of gateway changes (a server stopping,
+// then starting, then ready, then its tools listed) into one message.
+const gatewayCoalesce = 150 * time.Millisecond
+
 // events is the one Server-Sent Events stream of the browser UI: every event
 // of the workspace the member may see (the activity service decides), each
 // with its id, from after Last-Event-ID (which EventSource sends when it
@@ -28,6 +32,11 @@ const retryMS = 2000
 // changes without a reload. The stream ends when the session or token that
 // opened it ends (checked at each heartbeat, and at once when the log says a
 // token, a session or a membership changed), or the member's role changes.
+//
+// With ?gateway, it also says "gateway.changed" (with no id: it is not in
+// the event log, and must not move Last-Event-ID) whenever what /gateway
+// shows has changed: the upstreams are this process's, not the workspace's,
+// so their changes are not events of the log.
 func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	a := atrium.ActorFromContext(r.Context())
 	if a == nil || a.Role == "" {
@@ -90,6 +99,11 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	}
 	tick := time.NewTicker(beat)
 	defer tick.Stop()
+	var gwChanged <-chan struct{}
+	var gwSend <-chan time.Time
+	if h.Gateway != nil && r.URL.Query().Has("gateway") {
+		gwChanged = h.Gateway.Watch()
+	}
 	sent := make(chan atrium.Event)
 	go func() {
 		defer close(sent)
@@ -114,6 +128,17 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			if _, err := fmt.Fprintf(w, ": heartbeat\n\n"); err != nil {
+				return
+			}
+			flush()
+		case <-gwChanged:
+			gwChanged = h.Gateway.Watch()
+			if gwSend == nil {
+				gwSend = time.After(gatewayCoalesce)
+			}
+		case <-gwSend:
+			gwSend = nil
+			if _, err := fmt.Fprintf(w, "event: gateway.changed\ndata: {}\n\n"); err != nil {
 				return
 			}
 			flush()

@@ -2,17 +2,22 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/activity"
 	"github.com/atrium-hq/atrium/authn"
+	"github.com/atrium-hq/atrium/gateway"
 	"github.com/atrium-hq/atrium/identity"
 	"github.com/atrium-hq/atrium/identity/identitytest"
 	"github.com/atrium-hq/atrium/pages"
@@ -24,17 +29,44 @@ import (
 )
 
 // site is the browser surface in process over a fresh SQLite store, with an
-// admin's token.
+// admin's token, and a gateway of one disabled server (so that /gateway has
+// something to show, and no process to start).
 type site struct {
 	mux    *http.ServeMux
 	secret string
 	ctx    context.Context // the admin, for the services
 	docs   *pages.Service
 	rev    *review.Service
+	ids    *identity.Service
+	gw     *gateway.Gateway
 }
 
 func newSite(tb testing.TB) *site {
 	tb.Helper()
+	return newSiteWithGateway(tb, map[string]any{"off": map[string]any{"command": "true", "disabled": true}})
+}
+
+// newSiteWithGateway is newSite with a gateway of servers (nil: none).
+func newSiteWithGateway(tb testing.TB, servers map[string]any) *site {
+	tb.Helper()
+	var gw *gateway.Gateway
+	if servers != nil {
+		path := filepath.Join(tb.TempDir(), "gateway.json")
+		b, _ := json.Marshal(map[string]any{"mcpServers": servers})
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			tb.Fatal(err)
+		}
+		var err error
+		if gw, err = gateway.Start(path, gateway.Options{Logger: slog.New(slog.DiscardHandler), BackoffBase: 50 * time.Millisecond, BackoffMax: time.Second, StopGrace: 300 * time.Millisecond}); err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(gw.Close)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := gw.Settled(ctx); err != nil {
+			tb.Fatal(err)
+		}
+	}
 	db := storetest.MustOpen(tb, store.SQLite, &store.Options{Conns: 4})
 	ids := identitytest.New(tb, db)
 	docs := pages.New(db, nil)
@@ -50,11 +82,11 @@ func newSite(tb testing.TB) *site {
 	logger := slog.New(slog.DiscardHandler)
 	tsk := tasks.New(db, nil)
 	tsk.Pages = docs
-	h := &web.Handler{Auth: &authn.Authenticator{Mode: authn.ModeToken, Identity: ids, Logger: logger}, Docs: docs, Review: rev, Activity: activity.New(db), Tasks: tsk, Logger: logger}
+	h := &web.Handler{Auth: &authn.Authenticator{Mode: authn.ModeToken, Identity: ids, Logger: logger}, Docs: docs, Review: rev, Activity: activity.New(db), Tasks: tsk, Gateway: gw, Logger: logger}
 	mux := http.NewServeMux()
 	h.Register(mux)
 	tb.Cleanup(h.Close)
-	return &site{mux: mux, secret: secret, ctx: atrium.NewContextWithActor(context.Background(), a), docs: docs, rev: rev}
+	return &site{mux: mux, secret: secret, ctx: atrium.NewContextWithActor(context.Background(), a), docs: docs, rev: rev, ids: ids, gw: gw}
 }
 
 // do serves one request; signed in with the admin's token unless anonymous.

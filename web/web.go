@@ -16,6 +16,7 @@ import (
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/activity"
 	"github.com/atrium-hq/atrium/authn"
+	"github.com/atrium-hq/atrium/gateway"
 	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
 	"github.com/atrium-hq/atrium/tasks"
@@ -34,7 +35,10 @@ type Handler struct {
 	Review   *review.Service
 	Tasks    *tasks.Service
 	Activity *activity.Service
-	Logger   *slog.Logger
+	// Gateway is the MCP servers behind Atrium (--gateway), nil when none:
+	// /gateway then says so, and the navigation does not offer it.
+	Gateway *gateway.Gateway
+	Logger  *slog.Logger
 	// Heartbeat is how often an idle event stream says it is alive and
 	// checks that its session is still good; 0 means 15 s.
 	Heartbeat time.Duration
@@ -119,6 +123,8 @@ func (h *Handler) routes(route func(pattern string, fn http.HandlerFunc, signedI
 	route("POST /desk/progress/archive", h.deskArchiveProgress, true)
 	route("GET /tree", h.tree, true)
 	route("GET /new", h.newPage, true)
+	route("GET /gateway", h.gatewayPage, true)
+	route("POST /gateway/health", h.gatewayHealth, true)
 	h.registerTasks(route)
 }
 
@@ -143,6 +149,7 @@ type view struct {
 	Token   string
 	Error   string
 	Code    string // the error's code (not_found, permission_denied …)
+	Gateway bool // a gateway is configured: the navigation offers /gateway
 }
 
 func (v *view) common() *view { return v }
@@ -155,6 +162,7 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 		v.Actor = a
 	}
 	v.Version = atrium.Version
+	v.Gateway = h.Gateway != nil
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)

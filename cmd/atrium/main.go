@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/activity"
 	"github.com/atrium-hq/atrium/identity"
 	"github.com/atrium-hq/atrium/mcpserver"
 	"github.com/atrium-hq/atrium/metrics"
@@ -182,6 +183,7 @@ type app struct {
 	tasks    *tasks.Service
 	metrics  *metrics.Registry
 	where    mcpserver.StoreInfo // which store, for whoami
+	calls    *activity.CallLog   // the audit records of gateway calls, written in the background
 }
 
 // open opens the store (migrating it) and the services, and makes sure the
@@ -196,7 +198,7 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &app{log: log, db: db, identity: identity.New(db, log), docs: pages.New(db, log), metrics: metrics.New()}
+	a := &app{log: log, db: db, identity: identity.New(db, log), docs: pages.New(db, log), metrics: metrics.New(), calls: activity.New(db).NewCallLog(log)}
 	a.where = mcpserver.StoreInfo{Store: storeLabel(db.Engine(), dsn), DataDir: absPath(g.dataDir)}
 	a.docs.TrashRetention = g.trashRetention
 	a.review = review.New(db, a.docs, log) // keeps review anchors in step with page changes
@@ -219,6 +221,7 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 }
 
 func (a *app) close() {
+	a.calls.Close() // its last records, before the store closes
 	a.identity.Close()
 	if err := a.db.Close(); err != nil {
 		a.log.Warn("close store", "err", err)

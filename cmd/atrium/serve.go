@@ -78,7 +78,7 @@ func (f *surfaceFlags) config(log *slog.Logger, local bool) mcpserver.Config {
 // for a local server, its caller.
 func (a *app) supply(cfg *mcpserver.Config, actor *atrium.Actor) {
 	cfg.Actor, cfg.Docs, cfg.Review, cfg.Tasks, cfg.Events = actor, a.docs, a.review, a.tasks, a.events
-	cfg.Audit = activity.New(a.db).RecordUpstreamCall
+	cfg.Audit = a.calls.Record
 	if actor != nil { // a local server: its caller may ask which store it is
 		cfg.Store = &a.where
 	}
@@ -149,7 +149,7 @@ every caller the local admin and is only allowed on a loopback address.`,
 			}
 			auth := &authn.Authenticator{Mode: mode, Identity: a.identity, Logger: a.log}
 			mcpHTTP := mcp.HTTP(mcpserver.HTTPOptions{Auth: auth, SessionTimeout: sessionTimeout})
-			ui := &web.Handler{Auth: auth, Docs: a.docs, Review: a.review, Activity: activity.New(a.db), Tasks: a.tasks, Logger: a.log}
+			ui := &web.Handler{Auth: auth, Docs: a.docs, Review: a.review, Activity: activity.New(a.db), Tasks: a.tasks, Gateway: gw, Logger: a.log}
 			rest := &api.Handler{Auth: auth, Docs: a.docs, Review: a.review, Tasks: a.tasks, Logger: a.log}
 			srv := httpserve.New(httpserve.Config{
 				Addr: addr,

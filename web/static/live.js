@@ -73,6 +73,9 @@
   function swap(old, fresh) {
     var active = document.activeElement && old.contains(document.activeElement) ? document.activeElement : null;
     var focused = active && active.matches(FIELDS) ? fieldKey(active) : null;
+    // The focus stays where it was on a control that is not a field too (a
+    // summary, a <pre>).
+    var still = active && !focused ? stableKey(active) : null;
     var caret = focused && typeof active.selectionStart === "number" ? [active.selectionStart, active.selectionEnd] : null;
     var typed = {}, opened = {};
     old.querySelectorAll(FIELDS).forEach(function (f) { if (changed(f)) typed[fieldKey(f)] = f.value; });
@@ -86,10 +89,24 @@
     });
     fresh.querySelectorAll("details[id]").forEach(function (d) { if (opened[d.id] !== undefined) d.open = opened[d.id]; });
     old.replaceWith(fresh);
+    if (!refocus && still) refocus = findStable(fresh, still);
     if (refocus) {
       refocus.focus();
       if (caret) try { refocus.setSelectionRange(caret[0], caret[1]); } catch (err) { /* not a text field */ }
     }
+  }
+
+  // stableKey names a focused element that is not a field by the nearest
+  // id around it and its tag, so that it can be found in the fresh HTML.
+  function stableKey(el) {
+    if (el.id) return { id: el.id, tag: "" };
+    var t = el.parentElement && el.parentElement.closest("[id]");
+    return t ? { id: t.id, tag: el.tagName.toLowerCase() } : null;
+  }
+  function findStable(root, k) {
+    var el = root.querySelector("#" + CSS.escape(k.id)) || (root.id === k.id ? root : null);
+    if (!el || !k.tag) return el;
+    return el.querySelector(k.tag);
   }
 
   // One fetch at a time; an event during it asks for one more after it, as
@@ -124,7 +141,13 @@
 
   var after = document.querySelector("[data-live-after]");
   after = after && after.getAttribute("data-live-after");
-  var es = new EventSource("/events" + (after ? "?after=" + encodeURIComponent(after) : ""));
+  var query = [];
+  if (after) query.push("after=" + encodeURIComponent(after));
+  // The gateway's page follows the gateway's servers, which change apart
+  // from the workspace's events.
+  if (path === "gateway") query.push("gateway");
+  var es = new EventSource("/events" + (query.length ? "?" + query.join("&") : ""));
+  es.addEventListener("gateway.changed", function () { refresh(); });
   // A stream the server refuses (not one that dropped: that one the browser
   // reconnects by itself) means the person is signed out.
   es.addEventListener("error", function () {

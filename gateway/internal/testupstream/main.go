@@ -8,6 +8,9 @@
 //	TESTUP_STDERR_LINES=N     write N lines to stderr at start
 //	TESTUP_SAY=text           write text to stderr at start (secrets for redaction tests)
 //	TESTUP_SLOW_PING=300ms    answer ping after that long
+//	TESTUP_HANG_AFTER=N       answer N tool calls, then never answer anything again
+//	TESTUP_STDERR_FLOOD=1     write to stderr without pause, for as long as it runs
+//	TESTUP_START_DELAY=1s     wait that long before serving (a slow start, npx's)
 //	TESTUP_HTTP=127.0.0.1:0   serve Streamable HTTP there instead of stdio; print the URL on stdout
 package main
 
@@ -46,6 +49,19 @@ func main() {
 	}
 	if os.Getenv("TESTUP_HANG") != "" {
 		select {}
+	}
+	if os.Getenv("TESTUP_STDERR_FLOOD") != "" {
+		go func() {
+			line := []byte("flood " + strings.Repeat("y", 90) + "\n")
+			for i := 0; ; i++ {
+				if _, err := os.Stderr.Write(append([]byte(strconv.Itoa(i)+" "), line...)); err != nil {
+					return
+				}
+			}
+		}()
+	}
+	if d, err := time.ParseDuration(os.Getenv("TESTUP_START_DELAY")); err == nil {
+		time.Sleep(d)
 	}
 	srv := newServer()
 	if addr := os.Getenv("TESTUP_HTTP"); addr != "" {
@@ -86,7 +102,8 @@ func wipes() *mcp.ToolAnnotations { t := true; return &mcp.ToolAnnotations{Destr
 
 func newServer() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "testupstream", Version: "1"}, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Prompts: &mcp.PromptCapabilities{ListChanged: true}},
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Prompts: &mcp.PromptCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true}},
 	})
 	if d, err := time.ParseDuration(os.Getenv("TESTUP_SLOW_PING")); err == nil {
 		srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -99,9 +116,20 @@ func newServer() *mcp.Server {
 		})
 	}
 	crashAfter, _ := strconv.Atoi(os.Getenv("TESTUP_CRASH_AFTER"))
+	hangAfter, hangSet := os.LookupEnv("TESTUP_HANG_AFTER")
+	hangN, _ := strconv.Atoi(hangAfter)
+	var hung atomic.Bool
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if hung.Load() {
+				select {}
+			}
 			if method == "tools/call" {
+				if n := calls.Load() + 1; hangSet && n > int64(hangN) {
+					hung.Store(true)
+					fmt.Fprintf(os.Stderr, "testupstream: hanging from call %d as asked\n", n)
+					select {}
+				}
 				if n := calls.Add(1); crashAfter > 0 && n > int64(crashAfter) {
 					fmt.Fprintf(os.Stderr, "testupstream: crashing on call %d as asked\n", n)
 					os.Exit(2)
@@ -180,6 +208,16 @@ func newServer() *mcp.Server {
 			}
 		}()
 		return text("dropping")
+	})
+	srv.AddResource(&mcp.Resource{URI: "test://notes/readme", Name: "readme", MIMEType: "text/plain"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "read me"}}}, nil
+	})
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "test://notes/{name}", Name: "note", MIMEType: "text/plain"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		name := strings.TrimPrefix(req.Params.URI, "test://notes/")
+		if name == "missing" {
+			return nil, mcp.ResourceNotFoundError(req.Params.URI)
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "note " + name}}}, nil
 	})
 	srv.AddPrompt(&mcp.Prompt{Name: "greet", Description: "Greets someone.", Arguments: []*mcp.PromptArgument{{Name: "who", Required: true}}}, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "Hello, " + req.Params.Arguments["who"]}}}}, nil
