@@ -280,6 +280,9 @@ func (g *Gateway) CallTool(ctx context.Context, name string, args json.RawMessag
 	}
 	u.lat.add(time.Since(start), err != nil || res != nil && res.IsError)
 	if err != nil {
+		if ctx.Err() == context.DeadlineExceeded {
+			u.checkAlive(sess)
+		}
 		return nil, u.callErr(ctx, err)
 	}
 	return res, nil

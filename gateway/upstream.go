@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"time"
-
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -35,11 +35,13 @@ type upstream struct {
 	stderr *ring
 	lat    latencies
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	done   chan struct{}
-	kick   chan struct{} // a call saw the session lost: reconnect now
-	relist chan struct{} // the upstream said its lists changed
+	ctx     context.Context
+	cancel  context.CancelFunc
+	done    chan struct{}
+	kick    chan struct{} // a call saw the session lost: reconnect now
+	relist  chan struct{} // the upstream said its lists changed
+	hung    chan string   // a call timed out and the server answers no ping either: restart it
+	probing atomic.Bool   // a ping after a timed-out call is under way
 
 	mu          sync.Mutex
 	state       State
@@ -72,7 +74,7 @@ const recentIncidents = 8
 
 func newUpstream(g *Gateway, name string, cfg *ServerConfig) *upstream {
 	u := &upstream{g: g, name: name, cfg: cfg, stderr: newRing(16 << 10), done: make(chan struct{}),
-		kick: make(chan struct{}, 1), relist: make(chan struct{}, 1), settled: make(chan struct{}), changed: make(chan struct{}),
+		kick: make(chan struct{}, 1), relist: make(chan struct{}, 1), hung: make(chan string, 1), settled: make(chan struct{}), changed: make(chan struct{}),
 		state: Starting, since: time.Now()}
 	u.ctx, u.cancel = context.WithCancel(context.Background())
 	switch sp, err := Resolve(name, cfg, g.opts.Lookup); {
@@ -255,6 +257,8 @@ func (u *upstream) watch(sess *mcp.ClientSession, proc *process) (why string, lo
 			return "connection ended: " + u.spec.redact.apply(err.Error()), false
 		case <-u.kick:
 			return "the server no longer knows the session (HTTP 404): initialising again", true
+		case why := <-u.hung:
+			return why, false
 		case <-u.relist:
 			ctx, cancel := context.WithTimeout(u.ctx, or(u.spec.Timeouts.Health, defaultHealth))
 			err := u.list(ctx, sess)
@@ -280,6 +284,34 @@ func closeSession(sess *mcp.ClientSession) {
 	case <-done:
 	case <-time.After(2 * time.Second):
 	}
+}
+
+// checkAlive is for a call that timed out: a server that is slow still
+// answers a ping, one that hangs does not, and is then restarted (its calls
+// would otherwise time out one after another for as long as it lives).
+func (u *upstream) checkAlive(sess *mcp.ClientSession) {
+	if !u.probing.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer u.probing.Store(false)
+		wait := or(u.spec.Timeouts.Health, defaultHealth)
+		ctx, cancel := context.WithTimeout(u.ctx, wait)
+		defer cancel()
+		if err := sess.Ping(ctx, nil); err == nil || u.ctx.Err() != nil {
+			return
+		}
+		u.mu.Lock()
+		current := u.sess == sess
+		u.mu.Unlock()
+		if !current {
+			return
+		}
+		select {
+		case u.hung <- fmt.Sprintf("the server stopped answering: a call got no answer within %s (timeouts.call), then a ping none within %s (timeouts.health); restarting it", or(u.spec.Timeouts.Call, defaultCall), wait):
+		default:
+		}
+	}()
 }
 
 func (u *upstream) relistSoon() {
