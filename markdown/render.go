@@ -51,12 +51,40 @@ func Render(body string, resolve func(Link) Target) (string, error) {
 	if err := renderer.Convert([]byte(src.String()), &out); err != nil {
 		return "", err
 	}
-	s := out.String()
-	for i, l := range wikis {
-		s = strings.Replace(s, mark(i), wikiHTML(l, resolve(l)), 1)
+	if len(wikis) == 0 {
+		return out.String(), nil
 	}
-	return s, nil
+	// One pass over the HTML puts each wikilink in place of its mark (the
+	// first mark of each number, as a body could hold look-alikes).
+	html := out.Bytes()
+	var b strings.Builder
+	b.Grow(len(html) + len(wikis)*64)
+	used := make([]bool, len(wikis))
+	for {
+		i := bytes.Index(html, markOpen)
+		if i < 0 {
+			break
+		}
+		j := bytes.Index(html[i+len(markOpen):], markClose)
+		if j < 0 {
+			break
+		}
+		n, err := strconv.Atoi(string(html[i+len(markOpen) : i+len(markOpen)+j]))
+		end := i + len(markOpen) + j + len(markClose)
+		if err != nil || n < 0 || n >= len(wikis) || used[n] {
+			b.Write(html[:end]) // not one of ours: as it was
+		} else {
+			used[n] = true
+			b.Write(html[:i])
+			b.WriteString(wikiHTML(wikis[n], resolve(wikis[n])))
+		}
+		html = html[end:]
+	}
+	b.Write(html)
+	return b.String(), nil
 }
+
+var markOpen, markClose = []byte("\uE000"), []byte("\uE001")
 
 func mark(i int) string { return "\uE000" + strconv.Itoa(i) + "\uE001" }
 

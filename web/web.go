@@ -5,11 +5,13 @@
 package web
 
 import (
+	"bytes"
 	"embed"
 	"html/template"
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -155,13 +157,29 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 		v.Actor = a
 	}
 	v.Version = atrium.Version
+	// The page is made whole before a byte of it is sent: a failure half
+	// way is an error, not half a page, and the answer has its length.
+	buf := renderBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= 1<<20 {
+			buf.Reset()
+			renderBuffers.Put(buf)
+		}
+	}()
+	if err := templates[name].ExecuteTemplate(buf, "layout", data); err != nil {
+		h.Logger.Error("render page", "page", name, "err", err)
+		http.Error(w, "internal error: the page could not be shown", http.StatusInternalServerError)
+		return
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(status)
-	if err := templates[name].ExecuteTemplate(w, "layout", data); err != nil {
-		h.Logger.Warn("render page", "page", name, "err", err)
-	}
+	_, _ = w.Write(buf.Bytes())
 }
+
+// renderBuffers hold pages being rendered.
+var renderBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 	scheme := "http"
