@@ -114,7 +114,7 @@ func (s *Service) Recent(ctx context.Context, limit int) ([]store.EventBy, error
 	}
 	var raw []store.EventBy
 	err = s.db.View(ctx, func(tx *store.Tx) (err error) {
-		raw, err = tx.RecentEvents(ctx, a.Workspace.ID, min(max(limit, 1), 200))
+		raw, err = tx.RecentEvents(ctx, a.Workspace.ID, 0, min(max(limit, 1), 200))
 		return err
 	})
 	out := raw[:0]

@@ -60,8 +60,8 @@ func (h *Handler) Close() {
 var templates = map[string]*template.Template{}
 
 func init() {
-	for _, name := range []string{"index", "login", "logout", "page", "error", "search", "edit", "delete", "history", "trash", "tree", "new"} {
-		templates[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/treeitems.html", "templates/"+name+".html"))
+	for _, name := range []string{"index", "login", "logout", "page", "error", "search", "edit", "delete", "history", "trash", "tree", "new", "activity"} {
+		templates[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/treeitems.html", "templates/activityrows.html", "templates/"+name+".html"))
 	}
 }
 
@@ -107,6 +107,7 @@ func (h *Handler) routes(route func(pattern string, fn http.HandlerFunc, signedI
 	route("POST /trash/{id}/restore", h.restoreFromTrash, true)
 	route("GET /events", h.events, true)
 	route("GET /search", h.search, true)
+	route("GET /activity", h.activityPage, true)
 	route("GET /admin", h.admin, true)
 	route("POST /admin/tokens", h.adminCreateToken, true)
 	route("POST /admin/tokens/{id}/revoke", h.adminRevokeToken, true)
