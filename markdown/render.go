@@ -3,12 +3,16 @@ package markdown
 import (
 	"bytes"
 	"html"
+	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
+	gmrenderer "github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/util"
 )
 
 // renderer turns Markdown into HTML for browsers: CommonMark with GitHub's
@@ -19,7 +23,35 @@ import (
 var renderer = goldmark.New(
 	goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList),
 	goldmark.WithParserOptions(parser.WithAutoHeadingID()),
+	goldmark.WithRendererOptions(gmrenderer.WithNodeRenderers(util.Prioritized(lineBreaks{}, 100))),
 )
+
+// lineBreaks lets through the one piece of raw HTML a page may hold, a bare
+// line break (<br>, <br/>, <br />: Markdown tables have no other way to
+// break a line in a cell), and drops the rest as goldmark does.
+type lineBreaks struct{}
+
+func (lineBreaks) RegisterFuncs(r gmrenderer.NodeRendererFuncRegisterer) {
+	r.Register(ast.KindRawHTML, func(w util.BufWriter, source []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkSkipChildren, nil
+		}
+		var raw []byte
+		segs := n.(*ast.RawHTML).Segments
+		for i := range segs.Len() {
+			seg := segs.At(i)
+			raw = append(raw, seg.Value(source)...)
+		}
+		if brTag.Match(raw) {
+			_, _ = w.WriteString("<br>")
+		} else {
+			_, _ = w.WriteString("<!-- raw HTML omitted -->")
+		}
+		return ast.WalkSkipChildren, nil
+	})
+}
+
+var brTag = regexp.MustCompile(`^(?i:<br\s*/?>)$`)
 
 // A Target is where a wikilink goes in the browser.
 type Target struct {

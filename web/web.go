@@ -65,7 +65,21 @@ func init() {
 	}
 }
 
-var funcs = template.FuncMap{"pageURL": pageURL, "folderURL": folderURL}
+var funcs = template.FuncMap{"pageURL": pageURL, "folderURL": folderURL, "kb": kb}
+
+// kb says a size in bytes for people: 812 B, 4.2 KB, 63 KB, 1.4 MB.
+func kb(n int) string {
+	switch {
+	case n < 1000:
+		return strconv.Itoa(n) + " B"
+	case n < 10_000:
+		return strconv.FormatFloat(float64(n)/1000, 'f', 1, 64) + " KB"
+	case n < 1_000_000:
+		return strconv.Itoa((n+500)/1000) + " KB"
+	default:
+		return strconv.FormatFloat(float64(n)/1_000_000, 'f', 1, 64) + " MB"
+	}
+}
 
 // Register mounts the routes on mux.
 func (h *Handler) Register(mux *http.ServeMux) {
