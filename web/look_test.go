@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -33,6 +34,12 @@ func TestPagesReadWell(t *testing.T) {
 	_, _, own := s.send(t, "GET", "/pages/docs/own.md", admin, nil, nil)
 	if strings.Contains(own, `class="page-title"`) || strings.Count(own, "<h1") != 1 {
 		t.Errorf("a page with its own heading shows %d h1", strings.Count(own, "<h1"))
+	}
+
+	// A relative image address (../assets/shot.png) reaches the file.
+	code, hdr, _ := s.send(t, "GET", "/pages/docs/assets/shot%20one.png", admin, nil, nil)
+	if code != http.StatusFound || hdr.Get("Location") != "/api/attachments/docs/assets/shot%20one.png" {
+		t.Errorf("a file beside the pages: %d to %q", code, hdr.Get("Location"))
 	}
 
 	var long strings.Builder

@@ -17,7 +17,7 @@ import (
 type pageView struct {
 	view
 	Page atrium.Page
-	HTML template.HTML // rendered by markdown.Render: raw HTML dropped
+	HTML template.HTML // rendered by markdown.Render: raw HTML dropped (a bare <br> aside)
 	// ShowTitle: the body does not open with a heading of its own (its
 	// title is in its frontmatter, or its file name), so the view shows
 	// the title above it.
@@ -47,6 +47,14 @@ type pageView struct {
 // its folder beside it and what links to it.
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	p, sub := subPage(r.PathValue("path"))
+	if sub == "" && path.Ext(p) != "" && !strings.EqualFold(path.Ext(p), ".md") {
+		// A file beside the pages: an image or a download a page links to
+		// by a relative address (../assets/shot.png), or an attachment's
+		// wikilink. The REST surface serves files, with the headers that
+		// keep one from running as a page.
+		http.Redirect(w, r, fileURL(p), http.StatusFound)
+		return
+	}
 	switch sub {
 	case "":
 	case "history":
