@@ -109,7 +109,8 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) (Feed, error) {
 			if !Visible(a, e.Event) || r.Kinds != nil && !r.Kinds[e.Kind] {
 				continue
 			}
-			if open != nil && open.takes(e) {
+			key := runKey(e.Event)
+			if open != nil && open.takes(e, key) {
 				open.add(e)
 				oldest = e.ID
 				continue
@@ -119,7 +120,7 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) (Feed, error) {
 				out.Next = oldest
 				return out, nil
 			}
-			out.Rows = append(out.Rows, newRow(e))
+			out.Rows = append(out.Rows, newRow(e, key))
 			open = &out.Rows[len(out.Rows)-1]
 			oldest = e.ID
 		}
@@ -135,9 +136,9 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) (Feed, error) {
 	return out, nil
 }
 
-func newRow(e store.EventBy) Row {
+func newRow(e store.EventBy, key string) Row {
 	r := Row{Actor: e.Actor, ActorKind: e.ActorKind, Kind: e.Kind, Kinds: map[string]int{}, Newest: e.CreatedAt,
-		actor: e.ActorID, subjects: map[string]bool{}, key: runKey(e.Event)}
+		actor: e.ActorID, subjects: map[string]bool{}, key: key}
 	if strings.HasPrefix(r.key, "origin:") {
 		r.Origin = strings.TrimPrefix(r.key, "origin:")
 	}
@@ -145,9 +146,10 @@ func newRow(e store.EventBy) Row {
 	return r
 }
 
-// takes says whether e, older than the row's events, goes on its run.
-func (r *Row) takes(e store.EventBy) bool {
-	return e.ActorID == r.actor && runKey(e.Event) == r.key &&
+// takes says whether e (of run key key), older than the row's events, goes
+// on its run.
+func (r *Row) takes(e store.EventBy, key string) bool {
+	return e.ActorID == r.actor && key == r.key &&
 		r.Oldest.Sub(e.CreatedAt) <= RunGap && r.Newest.Sub(e.CreatedAt) <= RunSpan
 }
 
@@ -196,10 +198,17 @@ func runKey(e atrium.Event) string {
 	return e.Kind
 }
 
-// originOf is the origin a page or file event's payload names, if any.
+// originOf is the origin a page or file event's payload names, if any. A
+// feed page reads thousands of these: the plain case is read off the bytes
+// (payloads are written by encoding/json), the rest decoded.
 func originOf(e atrium.Event) string {
-	if !bytes.Contains(e.Payload, []byte(`"origin"`)) {
+	i := bytes.Index(e.Payload, originField)
+	if i < 0 {
 		return ""
+	}
+	rest := e.Payload[i+len(originField):]
+	if j := bytes.IndexByte(rest, '"'); j >= 0 && bytes.IndexByte(rest[:j], '\\') < 0 && bytes.Count(e.Payload, originField) == 1 {
+		return string(rest[:j])
 	}
 	var p struct{ Origin string }
 	if json.Unmarshal(e.Payload, &p) != nil {
@@ -207,6 +216,8 @@ func originOf(e atrium.Event) string {
 	}
 	return p.Origin
 }
+
+var originField = []byte(`"origin":"`)
 
 // A RecentPage is a page recently written, as the events tell.
 type RecentPage struct {
