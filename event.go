@@ -17,3 +17,8 @@ type Event struct {
 	Payload     json.RawMessage `json:"payload,omitempty"`
 	CreatedAt   time.Time       `json:"created_at"`
 }
+
+// EventDraftOf is the payload field that marks an event about a draft (a
+// review comment or review not yet submitted) with the handle of the draft's
+// author: like the draft, the event is seen only by them and by admins.
+const EventDraftOf = "draft_of"

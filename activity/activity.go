@@ -6,7 +6,9 @@
 package activity
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 
 	"github.com/atrium-hq/atrium"
@@ -26,14 +28,16 @@ func New(db *store.DB) *Service { return &Service{db: db} }
 var adminKinds = []string{"token.", "session.", "member.", "principal.", "workspace."}
 
 // accessKinds are the kinds that may change who may read the workspace at
-// all: a follower of the stream checks its own access again when one comes.
+// all: a follower of the stream checks its own access again when one comes,
+// from its workspace or from none (a token or session not bound to one).
 var accessKinds = map[string]bool{
 	"token.revoked": true, "session.revoked": true, "member.removed": true, "member.role_set": true,
 }
 
 // Visible says whether a may see event e: a member sees the work of the
-// workspace (pages, threads, tasks …), and only an admin its
-// administration.
+// workspace (pages, threads, tasks …) but not someone else's drafts, and
+// only an admin its administration and every draft — the rule the review
+// service applies to the drafts themselves.
 func Visible(a *atrium.Actor, e atrium.Event) bool {
 	if a == nil || a.Role == "" || e.WorkspaceID != 0 && e.WorkspaceID != a.Workspace.ID {
 		return false
@@ -46,7 +50,27 @@ func Visible(a *atrium.Actor, e atrium.Event) bool {
 			return false
 		}
 	}
+	if author := draftOf(e); author != "" && author != a.Principal.Handle {
+		return false
+	}
 	return true
+}
+
+// draftOf is the author of the draft event e is about (atrium.EventDraftOf),
+// "" when it is about no draft.
+func draftOf(e atrium.Event) string {
+	if !bytes.Contains(e.Payload, []byte(`"`+atrium.EventDraftOf+`"`)) {
+		return "" // most events: no need to decode
+	}
+	var p map[string]json.RawMessage
+	if json.Unmarshal(e.Payload, &p) != nil {
+		return ""
+	}
+	var author string
+	if json.Unmarshal(p[atrium.EventDraftOf], &author) != nil {
+		return ""
+	}
+	return author
 }
 
 // Since returns up to limit events of the caller's workspace after event
@@ -90,7 +114,7 @@ func (s *Service) Recent(ctx context.Context, limit int) ([]store.EventBy, error
 	}
 	var raw []store.EventBy
 	err = s.db.View(ctx, func(tx *store.Tx) (err error) {
-		raw, err = tx.RecentEvents(ctx, a.Workspace.ID, min(max(limit, 1), 200))
+		raw, err = tx.RecentEvents(ctx, a.Workspace.ID, 0, min(max(limit, 1), 200))
 		return err
 	})
 	out := raw[:0]
@@ -181,7 +205,20 @@ func (s *Service) Follow(ctx context.Context, r FollowRequest, fn func(atrium.Ev
 			if !ok {
 				return atrium.Errorf(atrium.EUnavailable, "the event stream ended; reconnect to catch up")
 			}
-			if e.WorkspaceID != a.Workspace.ID || e.ID <= after {
+			if e.ID <= after {
+				continue
+			}
+			if e.WorkspaceID == 0 && accessKinds[e.Kind] {
+				// Of no one workspace (a token that works in several, a
+				// session of one): it may be the follower's own.
+				if r.Recheck != nil {
+					if err := r.Recheck(ctx); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			if e.WorkspaceID != a.Workspace.ID {
 				continue
 			}
 			if !deliver(e) {

@@ -220,6 +220,17 @@ func TestBrowserReadsAPage(t *testing.T) {
 	if pwned := read(b, "payload flag", chromedp.Evaluate[bool](`window.pwned === 1 || document.querySelector('iframe') !== null`)); pwned {
 		t.Fatal("a payload in a page ran or left an iframe")
 	}
+	// An image the page shows by a relative address, as imported sites do
+	// (../assets/…), loads: the file beside the pages is served.
+	const dot = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+	if res := callTool(t, cs, "add_attachment", map[string]any{"page_path": "Projects/Beta.md", "content_base64": dot, "file_name": "dot.png"}); res.IsError {
+		t.Fatalf("attach: %+v", res.Content)
+	}
+	if res := callTool(t, cs, "write_page", map[string]any{"path": "Projects/Pictures/Dot.md", "content": "# Dot\n\n![a dot](../assets/dot.png)\n"}); res.IsError {
+		t.Fatalf("write: %+v", res.Content)
+	}
+	b.do("a page with an image", chromedp.Navigate(srv.URL+"/pages/Projects/Pictures/Dot.md"), chromedp.WaitVisible(chromedp.CSS(".markdown img")))
+	b.until("the image loads", `(document.querySelector(".markdown img") || {}).complete && document.querySelector(".markdown img").naturalWidth === 1`)
 	b.do("back to Alpha", chromedp.Navigate(srv.URL+"/pages/Projects/Alpha.md"), chromedp.WaitVisible(chromedp.CSS("article.page")))
 	if pwned := read(b, "payload flag on Alpha", chromedp.Evaluate[bool](`window.pwned === 1 || document.querySelector('.markdown script, .markdown iframe, .markdown [onerror], .markdown [onload]') !== null`)); pwned {
 		t.Fatal("a payload in Alpha ran or kept its element")

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The browser signs in with the token and then holds a session of its own;
@@ -120,5 +121,93 @@ func TestBrowserSessionsAndCSRF(t *testing.T) {
 	}
 	if res, body := send("POST", "/login", map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": srv.URL}, "token=atr_WRONG"); res.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "invalid or revoked token") {
 		t.Fatalf("sign-in with a wrong token: %d %s", res.StatusCode, body)
+	}
+}
+
+// A browser's open event stream ends as soon as its session does — signed
+// out in the browser, or revoked with 'atrium session revoke' from another
+// process — not at the next heartbeat (15 s): the session's end is an
+// event, which the server hears from the other process too.
+func TestSessionEndEndsItsStreamAtOnce(t *testing.T) {
+	srv := startServe(t, "")
+	signIn := func(agent string) string {
+		t.Helper()
+		req, _ := http.NewRequest("GET", srv.URL+"/login?token="+srv.AdminToken, nil)
+		req.Header.Set("Sec-Fetch-Site", "none")
+		req.Header.Set("User-Agent", agent)
+		res, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		for _, c := range res.Cookies() {
+			if c.Name == "atrium_session" {
+				return c.Value
+			}
+		}
+		t.Fatalf("no session from the login link: %d", res.StatusCode)
+		return ""
+	}
+	// follow opens /events with the session and says when the server ends it.
+	follow := func(session string) <-chan struct{} {
+		t.Helper()
+		req, _ := http.NewRequest("GET", srv.URL+"/events", nil)
+		req.Header.Set("Cookie", "atrium_session="+session)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil || res.StatusCode != http.StatusOK {
+			t.Fatalf("GET /events: %v %v", res, err)
+		}
+		ended := make(chan struct{})
+		go func() {
+			defer close(ended)
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+		}()
+		t.Cleanup(func() { res.Body.Close() })
+		return ended
+	}
+	within := func(what string, ended <-chan struct{}) {
+		t.Helper()
+		select {
+		case <-ended:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: the session's event stream goes on", what)
+		}
+	}
+
+	cli := signIn("revoked-from-the-cli")
+	other := follow(signIn("a bystander"))
+	ended := follow(cli)
+	out, errOut, code := srv.cli(t, nil, "session", "list")
+	if code != 0 {
+		t.Fatalf("session list: %s", errOut)
+	}
+	var id string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "revoked-from-the-cli") {
+			id = strings.Fields(line)[0]
+		}
+	}
+	if _, errOut, code := srv.cli(t, nil, "session", "revoke", id); code != 0 {
+		t.Fatalf("session revoke %s: %s", id, errOut)
+	}
+	within("revoked from the command line", ended)
+
+	browser := signIn("signs-out")
+	ended = follow(browser)
+	req, _ := http.NewRequest("POST", srv.URL+"/logout", nil)
+	req.Header.Set("Cookie", "atrium_session="+browser)
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	res, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+	if err != nil || res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign out: %v %v", res, err)
+	}
+	res.Body.Close()
+	within("signed out", ended)
+
+	select {
+	case <-other:
+		t.Fatal("another browser's stream ended too")
+	default:
 	}
 }

@@ -237,7 +237,7 @@ func recentKinds(t *testing.T, db *store.DB, workspace string) []string {
 		if err != nil {
 			return err
 		}
-		evs, err := tx.RecentEvents(context.Background(), ws.ID, 100)
+		evs, err := tx.RecentEvents(context.Background(), ws.ID, 0, 100)
 		for _, e := range evs {
 			out = append(out, e.Kind+" "+e.Subject+" by "+e.Actor)
 		}

@@ -79,12 +79,35 @@ func (s *Service) touchSession(hash string) {
 }
 
 // Logout ends the session whose secret a browser held. Ending one that has
-// already ended is no error.
+// already ended is no error. Like a revocation it writes session.revoked,
+// which ends the session's open event streams at once.
 func (s *Service) Logout(ctx context.Context, secret string) error {
+	hash := HashToken(secret)
 	return s.db.Update(ctx, func(tx *store.Tx) error {
-		_, err := tx.RevokeSession(ctx, 0, HashToken(secret))
-		return err
+		g, err := tx.SessionGrant(ctx, hash, "")
+		switch {
+		case atrium.ErrorCode(err) == atrium.ENotFound:
+			return nil // expired, revoked or never was: nothing to end
+		case err != nil:
+			return err
+		}
+		if _, err := tx.RevokeSession(ctx, 0, hash); err != nil {
+			return err
+		}
+		return sessionEnded(ctx, tx, g.TokenID, g.Principal.ID, g.Principal.Handle, map[string]any{"signed_out": true})
 	})
+}
+
+// sessionEnded records that a session of token ended, by actor (0: the
+// system). The event belongs to the token's workspace; a token that works
+// in any of its principal's workspaces gets one of no workspace, which
+// every event stream checks itself against (see activity.Follow).
+func sessionEnded(ctx context.Context, tx *store.Tx, token, actor int64, handle string, payload map[string]any) error {
+	t, err := tx.TokenByID(ctx, token)
+	if err != nil {
+		return err
+	}
+	return tx.EmitJSON(ctx, t.WorkspaceID, actor, "session.revoked", handle, payload)
 }
 
 // Sessions lists the live browser sessions of principal handle, or of
@@ -98,13 +121,24 @@ func (s *Service) Sessions(ctx context.Context, handle string) ([]store.BrowserS
 	return out, err
 }
 
-// RevokeSession ends session id (an admin's sign-out of someone's browser).
+// RevokeSession ends session id (an operator's sign-out of someone's
+// browser, from the command line); its open event streams end at once.
 func (s *Service) RevokeSession(ctx context.Context, id int64) error {
 	return s.db.Update(ctx, func(tx *store.Tx) error {
-		found, err := tx.RevokeSession(ctx, id, "")
-		if err == nil && !found {
-			err = atrium.Errorf(atrium.ENotFound, "no browser session %d (atrium session list shows them)", id)
+		bs, err := tx.SessionByID(ctx, id) // a live one
+		live := err == nil
+		if err != nil && atrium.ErrorCode(err) != atrium.ENotFound {
+			return err
 		}
-		return err
+		found, err := tx.RevokeSession(ctx, id, "")
+		switch {
+		case err != nil:
+			return err
+		case !found:
+			return atrium.Errorf(atrium.ENotFound, "no browser session %d (atrium session list shows them)", id)
+		case !live:
+			return nil // it had ended already: nothing more to say
+		}
+		return sessionEnded(ctx, tx, bs.TokenID, 0, bs.Principal, map[string]any{"session": id})
 	})
 }

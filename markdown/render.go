@@ -3,12 +3,16 @@ package markdown
 import (
 	"bytes"
 	"html"
+	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
+	gmrenderer "github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/util"
 )
 
 // renderer turns Markdown into HTML for browsers: CommonMark with GitHub's
@@ -19,7 +23,35 @@ import (
 var renderer = goldmark.New(
 	goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList),
 	goldmark.WithParserOptions(parser.WithAutoHeadingID()),
+	goldmark.WithRendererOptions(gmrenderer.WithNodeRenderers(util.Prioritized(lineBreaks{}, 100))),
 )
+
+// lineBreaks lets through the one piece of raw HTML a page may hold, a bare
+// line break (<br>, <br/>, <br />: Markdown tables have no other way to
+// break a line in a cell), and drops the rest as goldmark does.
+type lineBreaks struct{}
+
+func (lineBreaks) RegisterFuncs(r gmrenderer.NodeRendererFuncRegisterer) {
+	r.Register(ast.KindRawHTML, func(w util.BufWriter, source []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkSkipChildren, nil
+		}
+		var raw []byte
+		segs := n.(*ast.RawHTML).Segments
+		for i := range segs.Len() {
+			seg := segs.At(i)
+			raw = append(raw, seg.Value(source)...)
+		}
+		if brTag.Match(raw) {
+			_, _ = w.WriteString("<br>")
+		} else {
+			_, _ = w.WriteString("<!-- raw HTML omitted -->")
+		}
+		return ast.WalkSkipChildren, nil
+	})
+}
+
+var brTag = regexp.MustCompile(`^(?i:<br\s*/?>)$`)
 
 // A Target is where a wikilink goes in the browser.
 type Target struct {
@@ -51,12 +83,40 @@ func Render(body string, resolve func(Link) Target) (string, error) {
 	if err := renderer.Convert([]byte(src.String()), &out); err != nil {
 		return "", err
 	}
-	s := out.String()
-	for i, l := range wikis {
-		s = strings.Replace(s, mark(i), wikiHTML(l, resolve(l)), 1)
+	if len(wikis) == 0 {
+		return out.String(), nil
 	}
-	return s, nil
+	// One pass over the HTML puts each wikilink in place of its mark (the
+	// first mark of each number, as a body could hold look-alikes).
+	html := out.Bytes()
+	var b strings.Builder
+	b.Grow(len(html) + len(wikis)*64)
+	used := make([]bool, len(wikis))
+	for {
+		i := bytes.Index(html, markOpen)
+		if i < 0 {
+			break
+		}
+		j := bytes.Index(html[i+len(markOpen):], markClose)
+		if j < 0 {
+			break
+		}
+		n, err := strconv.Atoi(string(html[i+len(markOpen) : i+len(markOpen)+j]))
+		end := i + len(markOpen) + j + len(markClose)
+		if err != nil || n < 0 || n >= len(wikis) || used[n] {
+			b.Write(html[:end]) // not one of ours: as it was
+		} else {
+			used[n] = true
+			b.Write(html[:i])
+			b.WriteString(wikiHTML(wikis[n], resolve(wikis[n])))
+		}
+		html = html[end:]
+	}
+	b.Write(html)
+	return b.String(), nil
 }
+
+var markOpen, markClose = []byte("\uE000"), []byte("\uE001")
 
 func mark(i int) string { return "\uE000" + strconv.Itoa(i) + "\uE001" }
 

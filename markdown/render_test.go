@@ -38,3 +38,22 @@ func TestRenderMakesWikilinksAndRunsNoHTML(t *testing.T) {
 		}
 	}
 }
+
+// A bare line break is the one piece of raw HTML a page keeps (tables need
+// it); with anything in it, it goes like the rest.
+func TestRenderKeepsBareLineBreaks(t *testing.T) {
+	body := "| a | b |\n|---|---|\n| `one.`<br />`two` | x<br>y<BR/>z |\n\n" +
+		"p<br onmouseover=\"window.pwned=1\">q<br style=x>r <br\n/>s\n"
+	out, err := markdown.Render(body, func(markdown.Link) markdown.Target { return markdown.Target{} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<code>one.</code><br><code>two</code>", "x<br>y<br>z", "p<!-- raw HTML omitted -->q<!-- raw HTML omitted -->r <br>s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the HTML lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "pwned") || strings.Contains(out, "style") {
+		t.Errorf("an attribute came through:\n%s", out)
+	}
+}

@@ -75,10 +75,24 @@ type Event struct {
 	ID       string `json:"id"`
 	ReviewID string `json:"review_id,omitempty"`
 	From     string `json:"from,omitempty"` // a move: the old document path
+	// DraftOf, on an event about a draft (an annotation or review not yet
+	// submitted), is the handle of its author: as the draft itself, the
+	// event is seen by them and admins only (atrium.EventDraftOf).
+	DraftOf string `json:"draft_of,omitempty"`
 }
 
-func emit(ctx context.Context, tx *store.Tx, a *atrium.Actor, kind, doc, id, review string) error {
-	return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, kind, doc, Event{DocPath: doc, ID: id, ReviewID: review})
+// emit records a review event; draftOf is the author of the draft it is
+// about, "" when it is about something others may see.
+func emit(ctx context.Context, tx *store.Tx, a *atrium.Actor, kind, doc, id, review, draftOf string) error {
+	return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, kind, doc, Event{DocPath: doc, ID: id, ReviewID: review, DraftOf: draftOf})
+}
+
+// draftOf is the author of ann if it is a draft, else "".
+func draftOf(ann atrium.Annotation) string {
+	if ann.Status == atrium.StatusDraft {
+		return ann.Author
+	}
+	return ""
 }
 
 func reader(ctx context.Context) (*atrium.Actor, error) {
@@ -196,7 +210,7 @@ func (s *Service) Create(ctx context.Context, r CreateRequest) (atrium.Annotatio
 		if err := tx.InsertAnnotation(ctx, &ann); err != nil {
 			return err
 		}
-		return emit(ctx, tx, a, EventAnnotationCreated, ann.DocPath, ann.UID, ann.ReviewUID)
+		return emit(ctx, tx, a, EventAnnotationCreated, ann.DocPath, ann.UID, ann.ReviewUID, draftOf(ann))
 	})
 	if err != nil {
 		return atrium.Annotation{}, false, err
@@ -404,7 +418,7 @@ func (s *Service) change(ctx context.Context, id string, fn func(tx *store.Tx, a
 		if err := tx.UpdateAnnotation(ctx, &ann); err != nil {
 			return err
 		}
-		return emit(ctx, tx, a, EventAnnotationUpdated, ann.DocPath, ann.UID, ann.ReviewUID)
+		return emit(ctx, tx, a, EventAnnotationUpdated, ann.DocPath, ann.UID, ann.ReviewUID, draftOf(ann))
 	})
 	return ann, err
 }
@@ -493,11 +507,11 @@ func (s *Service) Delete(ctx context.Context, id string) (DeleteResult, error) {
 		if res.ReviewDeleted, err = tx.DeleteReviewIfEmpty(ctx, ann.ReviewID); err != nil {
 			return err
 		}
-		if err := emit(ctx, tx, a, EventAnnotationDeleted, ann.DocPath, ann.UID, ann.ReviewUID); err != nil {
+		if err := emit(ctx, tx, a, EventAnnotationDeleted, ann.DocPath, ann.UID, ann.ReviewUID, draftOf(ann)); err != nil {
 			return err
 		}
 		if res.ReviewDeleted {
-			return emit(ctx, tx, a, EventReviewDeleted, ann.DocPath, ann.ReviewUID, ann.ReviewUID)
+			return emit(ctx, tx, a, EventReviewDeleted, ann.DocPath, ann.ReviewUID, ann.ReviewUID, draftOf(ann))
 		}
 		return nil
 	})

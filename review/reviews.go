@@ -86,7 +86,7 @@ func (s *Service) Submit(ctx context.Context, r SubmitRequest) (ReviewResult, er
 		if res.Annotations, err = reviewAnnotations(ctx, tx, a, res.Review.ID); err != nil {
 			return err
 		}
-		return emit(ctx, tx, a, EventReviewCreated, p.Path, res.Review.UID, res.Review.UID)
+		return emit(ctx, tx, a, EventReviewCreated, p.Path, res.Review.UID, res.Review.UID, "")
 	})
 	return res, err
 }
@@ -115,7 +115,7 @@ func (s *Service) CreateDraft(ctx context.Context, doc, summary string) (atrium.
 		if err := tx.InsertReview(ctx, &rv); err != nil {
 			return err
 		}
-		return emit(ctx, tx, a, EventReviewCreated, p.Path, rv.UID, rv.UID)
+		return emit(ctx, tx, a, EventReviewCreated, p.Path, rv.UID, rv.UID, rv.Author) // a draft: its author's
 	})
 	return rv, err
 }
@@ -180,7 +180,7 @@ func (s *Service) Update(ctx context.Context, r UpdateRequest) (ReviewResult, er
 			if err := tx.UpdateReview(ctx, &rv); err != nil {
 				return err
 			}
-			if err := emit(ctx, tx, a, EventReviewUpdated, rv.DocPath, rv.UID, rv.UID); err != nil {
+			if err := emit(ctx, tx, a, EventReviewUpdated, rv.DocPath, rv.UID, rv.UID, reviewDraftOf(rv)); err != nil {
 				return err
 			}
 		}
@@ -189,6 +189,14 @@ func (s *Service) Update(ctx context.Context, r UpdateRequest) (ReviewResult, er
 		return err
 	})
 	return res, err
+}
+
+// reviewDraftOf is the author of rv if it is a draft, else "".
+func reviewDraftOf(rv atrium.Review) string {
+	if rv.Status == atrium.ReviewDraft {
+		return rv.Author
+	}
+	return ""
 }
 
 // transition checks a review status change.

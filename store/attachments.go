@@ -122,6 +122,6 @@ func (tx *Tx) AttachmentsByKey(ctx context.Context, ws int64, keys []string) ([]
 }
 
 // likeEscape makes s match itself in a LIKE pattern escaped by '\'.
-func likeEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(s)
-}
+func likeEscape(s string) string { return likeEscaper.Replace(s) }
+
+var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync"
 	"time"
 
@@ -123,15 +124,19 @@ type EventBy struct {
 	ActorKind atrium.PrincipalKind // human or agent
 }
 
-// RecentEvents lists up to limit events of workspace ws, newest first.
-func (tx *Tx) RecentEvents(ctx context.Context, ws int64, limit int) ([]EventBy, error) {
+// RecentEvents lists up to limit events of workspace ws with an ID below
+// before (0: the newest), newest first.
+func (tx *Tx) RecentEvents(ctx context.Context, ws, before int64, limit int) ([]EventBy, error) {
 	cols := "e.id, e.workspace_id, e.actor_id, e.kind, e.subject, e.payload, e.created_at"
+	if before <= 0 {
+		before = math.MaxInt64
+	}
 	return queryAll(ctx, tx, func(sc scanner) (e EventBy, err error) {
 		var handle, kind sql.NullString
 		e.Event, err = scanEventAnd(sc, &handle, &kind)
 		e.Actor, e.ActorKind = handle.String, atrium.PrincipalKind(kind.String)
 		return e, err
-	}, "SELECT "+cols+", p.handle, p.kind FROM events e LEFT JOIN principals p ON p.id = e.actor_id WHERE e.workspace_id = ? ORDER BY e.id DESC LIMIT ?", ws, limit)
+	}, "SELECT "+cols+", p.handle, p.kind FROM events e LEFT JOIN principals p ON p.id = e.actor_id WHERE e.workspace_id = ? AND e.id < ? ORDER BY e.id DESC LIMIT ?", ws, before, limit)
 }
 
 // LatestEventID is the ID of workspace ws's newest event, 0 for none.

@@ -545,12 +545,17 @@ func (tx *Tx) ResolveKeys(ctx context.Context, ws int64, keys []string) ([]Targe
 		args = append(args, k+".md")
 	}
 	for range 2 {
+		args = append(args, ws)
 		for _, k := range keys {
 			args = append(args, k)
 		}
 	}
+	// Each arm names the workspace, so that each is a search of its own
+	// index (SQLite's multi-index OR, PostgreSQL's bitmap OR): with the
+	// workspace outside the OR, both read every page of the workspace.
 	rows, err := tx.query(ctx, `SELECT id, uid, path, path_key, title, title_key, stem_key, icon, access, revision FROM pages
-		WHERE workspace_id = ?`+live+` AND (path_key IN (`+in+`) OR title_key IN (`+in+`) OR stem_key IN (`+in+`)) ORDER BY path_key`, args...)
+		WHERE ((workspace_id = ? AND path_key IN (`+in+`)) OR (workspace_id = ? AND title_key IN (`+in+`)) OR (workspace_id = ? AND stem_key IN (`+in+`)))`+live+`
+		ORDER BY path_key`, args...)
 	if err != nil {
 		return nil, err
 	}

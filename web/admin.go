@@ -4,6 +4,7 @@ import (
 	"html/template"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/authn"
@@ -16,7 +17,39 @@ import (
 
 func init() {
 	// Registered beside its handlers, as the other pages are in web.go.
-	templates["admin"] = template.Must(template.New("admin").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/admin.html"))
+	templates["admin"] = template.Must(template.New("admin").Funcs(funcs).Funcs(template.FuncMap{"browser": browserName}).
+		ParseFS(templateFS, "templates/layout.html", "templates/admin.html"))
+}
+
+// browserName says which browser a User-Agent names, for people: "Chrome
+// 131 on macOS", "Safari 17 on iPad"; "" when it names none it knows.
+func browserName(ua string) string {
+	var name, version string
+	for _, b := range []struct{ token, name string }{
+		{"Edg/", "Edge"}, {"OPR/", "Opera"}, {"Firefox/", "Firefox"}, {"FxiOS/", "Firefox"}, {"HeadlessChrome/", "Headless Chrome"},
+		{"CriOS/", "Chrome"}, {"Chrome/", "Chrome"}, {"Version/", "Safari"}, {"curl/", "curl"},
+	} {
+		if i := strings.Index(ua, b.token); i >= 0 {
+			name, version = b.name, ua[i+len(b.token):]
+			if j := strings.IndexAny(version, ". ;)"); j >= 0 {
+				version = version[:j]
+			}
+			break
+		}
+	}
+	if name == "" {
+		return ""
+	}
+	out := strings.TrimSpace(name + " " + version)
+	for _, o := range []struct{ token, name string }{
+		{"iPad", "iPad"}, {"iPhone", "iPhone"}, {"Android", "Android"}, {"Windows", "Windows"}, {"CrOS", "ChromeOS"},
+		{"Macintosh", "macOS"}, {"Linux", "Linux"},
+	} {
+		if strings.Contains(ua, o.token) {
+			return out + " on " + o.name
+		}
+	}
+	return out
 }
 
 // adminView is the admin page; Issued is set only in the answer to the

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -40,6 +41,12 @@ type liveSite struct {
 
 func newLiveSite(t *testing.T, e store.Engine) *liveSite {
 	t.Helper()
+	return newLiveSiteBeating(t, e, 100*time.Millisecond)
+}
+
+// newLiveSiteBeating is newLiveSite with the streams' heartbeat every beat.
+func newLiveSiteBeating(t *testing.T, e store.Engine, beat time.Duration) *liveSite {
+	t.Helper()
 	s := &liveSite{}
 	db := storetest.MustOpen(t, e, &store.Options{Conns: 4, EventPoll: 20 * time.Millisecond,
 		Now: func() time.Time { return time.Now().Add(time.Duration(s.skew.Load())) }})
@@ -60,7 +67,7 @@ func newLiveSite(t *testing.T, e store.Engine) *liveSite {
 	s.admin = atrium.NewContextWithActor(context.Background(), a)
 	logger := slog.New(slog.DiscardHandler)
 	h := &web.Handler{Auth: &authn.Authenticator{Mode: authn.ModeToken, Identity: s.ids, Logger: logger}, Docs: s.docs, Review: rev,
-		Activity: activity.New(db), Tasks: tsk, Logger: logger, Heartbeat: 100 * time.Millisecond}
+		Activity: activity.New(db), Tasks: tsk, Logger: logger, Heartbeat: beat}
 	mux := http.NewServeMux()
 	h.Register(mux)
 	srv := httptest.NewServer(mux)
@@ -348,11 +355,40 @@ func mustAdmin(t *testing.T, s *liveSite) string {
 }
 
 // An open stream ends when what opened it ends: its token revoked, its
-// session revoked, signed out or expired, its member's role changed or
-// membership removed. Revocations and membership changes end it at once;
-// the rest at the next heartbeat.
+// session revoked (by an admin, by the command line, or signed out), its
+// member's role changed or membership removed — all at once, by the event
+// the change writes, not at the next heartbeat (an hour here) — or its
+// session expired, at the next heartbeat.
 func TestEventsEndWithTheirSession(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		s := newLiveSiteBeating(t, e, time.Hour)
+		testEventsEndAtOnce(t, s)
+	})
 	s := newLiveSite(t, store.SQLite)
+	session := func(t *testing.T, token string) map[string]string {
+		t.Helper()
+		secret, _, err := s.ids.Login(context.Background(), token, "", "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return map[string]string{"Cookie": authn.SessionCookie + "=" + secret}
+	}
+	// On a site of its own, as it moves the clock for everyone.
+	t.Run("session expired", func(t *testing.T) {
+		tok, _ := s.token(t, "r6", atrium.RoleReader, "")
+		cookie := session(t, tok)
+		st := s.open(t, "", cookie)
+		if st.endsWithin(300 * time.Millisecond) {
+			t.Fatal("a good session's stream ended")
+		}
+		s.skew.Store(int64(identity.SessionLifetime + time.Hour))
+		if !st.endsWithin(3 * time.Second) {
+			t.Fatal("the stream of an expired session goes on")
+		}
+	})
+}
+
+func testEventsEndAtOnce(t *testing.T, s *liveSite) {
 	session := func(t *testing.T, token string) (map[string]string, int64) {
 		t.Helper()
 		secret, _, err := s.ids.Login(context.Background(), token, "", "test")
@@ -369,15 +405,35 @@ func TestEventsEndWithTheirSession(t *testing.T) {
 		}
 		return map[string]string{"Cookie": authn.SessionCookie + "=" + secret}, id
 	}
-
+	// unbound is a reader's token that works in any of their workspaces:
+	// what ends its sessions is no one workspace's event.
+	unbound := func(t *testing.T, handle string) (string, int64) {
+		t.Helper()
+		secret, tok, err := s.ids.CreateToken(context.Background(), identity.TokenRequest{Principal: handle, Role: atrium.RoleReader})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return secret, tok.ID
+	}
+	const soon = 3 * time.Second
 	t.Run("token revoked", func(t *testing.T) {
 		tok, id := s.token(t, "r1", atrium.RoleReader, "")
 		st := s.open(t, "", map[string]string{"Authorization": "Bearer " + tok})
 		if _, err := s.ids.RevokeWorkspaceToken(s.admin, id); err != nil {
 			t.Fatal(err)
 		}
-		if !st.endsWithin(3 * time.Second) {
+		if !st.endsWithin(soon) {
 			t.Fatal("the stream of a revoked token goes on")
+		}
+	})
+	t.Run("token of any workspace revoked from the command line", func(t *testing.T) {
+		tok, id := unbound(t, "r1b")
+		st := s.open(t, "", map[string]string{"Authorization": "Bearer " + tok})
+		if _, err := s.ids.RevokeToken(context.Background(), id); err != nil { // atrium token revoke
+			t.Fatal(err)
+		}
+		if !st.endsWithin(soon) {
+			t.Fatal("the stream of a token revoked from the command line goes on")
 		}
 	})
 	t.Run("session revoked", func(t *testing.T) {
@@ -387,29 +443,56 @@ func TestEventsEndWithTheirSession(t *testing.T) {
 		if err := s.ids.RevokeWorkspaceSession(s.admin, id); err != nil {
 			t.Fatal(err)
 		}
-		if !st.endsWithin(3 * time.Second) {
+		if !st.endsWithin(soon) {
 			t.Fatal("the stream of a revoked session goes on")
 		}
 	})
-	t.Run("signed out", func(t *testing.T) {
-		tok, _ := s.token(t, "r3", atrium.RoleReader, "")
-		cookie, _ := session(t, tok)
-		st := s.open(t, "", cookie)
-		secret := strings.TrimPrefix(cookie["Cookie"], authn.SessionCookie+"=")
-		if err := s.ids.Logout(context.Background(), secret); err != nil {
-			t.Fatal(err)
-		}
-		if !st.endsWithin(3 * time.Second) {
-			t.Fatal("the stream of a signed-out session goes on")
-		}
-	})
+	for i, c := range []struct {
+		name  string
+		token func(t *testing.T, handle string) (string, int64)
+	}{
+		{"bound to the workspace", func(t *testing.T, handle string) (string, int64) { return s.token(t, handle, atrium.RoleReader, "") }},
+		{"of any workspace", unbound},
+	} {
+		t.Run("session revoked from the command line, token "+c.name, func(t *testing.T) {
+			tok, _ := c.token(t, fmt.Sprintf("r2c%d", i))
+			cookie, id := session(t, tok)
+			st := s.open(t, "", cookie)
+			other := s.open(t, "", map[string]string{"Authorization": "Bearer " + mustToken(t, s)})
+			if err := s.ids.RevokeSession(context.Background(), id); err != nil { // atrium session revoke
+				t.Fatal(err)
+			}
+			if !st.endsWithin(soon) {
+				t.Fatal("the stream of a session revoked from the command line goes on")
+			}
+			if other.endsWithin(100 * time.Millisecond) {
+				t.Fatal("another member's stream ended with it")
+			}
+		})
+		t.Run("signed out, token "+c.name, func(t *testing.T) {
+			tok, _ := c.token(t, fmt.Sprintf("r3c%d", i))
+			cookie, _ := session(t, tok)
+			st := s.open(t, "", cookie)
+			secret := strings.TrimPrefix(cookie["Cookie"], authn.SessionCookie+"=")
+			if err := s.ids.Logout(context.Background(), secret); err != nil {
+				t.Fatal(err)
+			}
+			if !st.endsWithin(soon) {
+				t.Fatal("the stream of a signed-out session goes on")
+			}
+			// Signing out twice is no error, and says nothing more.
+			if err := s.ids.Logout(context.Background(), secret); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 	t.Run("member removed", func(t *testing.T) {
 		tok, _ := s.token(t, "r4", atrium.RoleWriter, "")
 		st := s.open(t, "", map[string]string{"Authorization": "Bearer " + tok})
 		if err := s.ids.RemoveMember(s.admin, "r4"); err != nil {
 			t.Fatal(err)
 		}
-		if !st.endsWithin(3 * time.Second) {
+		if !st.endsWithin(soon) {
 			t.Fatal("the stream of a removed member goes on")
 		}
 	})
@@ -419,21 +502,75 @@ func TestEventsEndWithTheirSession(t *testing.T) {
 		if _, err := s.ids.SetMemberRole(s.admin, "r5", atrium.RoleReader); err != nil {
 			t.Fatal(err)
 		}
-		if !st.endsWithin(3 * time.Second) {
+		if !st.endsWithin(soon) {
 			t.Fatal("the stream of a demoted admin goes on (with what only admins see)")
 		}
 	})
-	// Last, as it moves the clock for everyone.
-	t.Run("session expired", func(t *testing.T) {
-		tok, _ := s.token(t, "r6", atrium.RoleReader, "")
-		cookie, _ := session(t, tok)
-		st := s.open(t, "", cookie)
-		if st.endsWithin(300 * time.Millisecond) {
-			t.Fatal("a good session's stream ended")
+}
+
+// A draft comment is its author's until they submit it: the events of
+// making, editing and deleting it reach only them and admins — not another
+// member, who would learn that a draft exists — in the replay and live, and
+// the home page's feed. Submitting it tells everyone.
+func TestEventsKeepDraftsToTheirAuthors(t *testing.T) {
+	s := newLiveSite(t, store.SQLite)
+	s.write(t, "Drafted.md")
+	author, _ := s.token(t, "wim", atrium.RoleWriter, "")
+	other, _ := s.token(t, "olga", atrium.RoleWriter, "")
+	as := func(token string) context.Context {
+		a, err := s.ids.Authenticate(context.Background(), token, "")
+		if err != nil {
+			t.Fatal(err)
 		}
-		s.skew.Store(int64(identity.SessionLifetime + time.Hour))
-		if !st.endsWithin(3 * time.Second) {
-			t.Fatal("the stream of an expired session goes on")
+		return atrium.NewContextWithActor(context.Background(), a)
+	}
+	bearer := func(token string) map[string]string { return map[string]string{"Authorization": "Bearer " + token} }
+	authorStream, otherStream, adminStream := s.open(t, "", bearer(author)), s.open(t, "", bearer(other)), s.open(t, "", bearer(mustAdmin(t, s)))
+
+	draft, _, err := s.rs.Create(as(author), review.CreateRequest{DocPath: "Drafted.md", Content: "not yet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if draft.Status != atrium.StatusDraft {
+		t.Fatalf("a new thread is %s, want a draft", draft.Status)
+	}
+	if _, err := s.rs.Edit(as(author), draft.UID, "not yet, really"); err != nil {
+		t.Fatal(err)
+	}
+	gone, _, err := s.rs.Create(as(author), review.CreateRequest{DocPath: "Drafted.md", Content: "never mind"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.rs.Delete(as(author), gone.UID); err != nil {
+		t.Fatal(err)
+	}
+	s.write(t, "Marker.md") // what everyone sees next
+
+	drafts := func(evs []sseEvent) (n int) {
+		for _, e := range evs {
+			if strings.HasPrefix(e.Kind, "annotation.") || strings.HasPrefix(e.Kind, "review.") {
+				n++
+			}
 		}
-	})
+		return n
+	}
+	if n := drafts(authorStream.until("page.created", "Marker.md")); n != 4 {
+		t.Errorf("the draft's author receives %d events of their drafts, want 4 (created, edited, created, deleted)", n)
+	}
+	if n := drafts(adminStream.until("page.created", "Marker.md")); n != 4 {
+		t.Errorf("an admin receives %d events of drafts, want 4", n)
+	}
+	if n := drafts(otherStream.until("page.created", "Marker.md")); n != 0 {
+		t.Errorf("another member receives %d events of someone's drafts, want none", n)
+	}
+	if n := drafts(s.open(t, "?after=0", bearer(other)).until("page.created", "Marker.md")); n != 0 {
+		t.Errorf("another member's replay holds %d events of someone's drafts, want none", n)
+	}
+
+	if _, err := s.rs.Submit(as(author), review.SubmitRequest{DocPath: "Drafted.md"}); err != nil {
+		t.Fatal(err)
+	}
+	if e := otherStream.next(); e.Kind != "review.created" || e.Data["subject"] != "Drafted.md" {
+		t.Fatalf("another member's next event is %s %v, want the submitted review", e.Kind, e.Data)
+	}
 }

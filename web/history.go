@@ -17,8 +17,53 @@ type historyView struct {
 	Revisions []atrium.PageRevision
 	Next      string
 	From, To  int64
-	Diff      []linediff.Line
+	Diff      []diffRow
+	Changed   int // lines removed or added between From and To
 	TooLarge  bool
+}
+
+// diffRow is a line of a diff, or (Skipped > 0) a run of unchanged lines
+// left out: a diff shows the changes with a few lines around each, not a
+// long page whole.
+type diffRow struct {
+	linediff.Line
+	Skipped int
+}
+
+// diffContext is how many unchanged lines a diff shows around a change.
+const diffContext = 3
+
+// hunks keeps the changed lines of a diff and up to context unchanged ones
+// on either side of each, and says how many it leaves out in between.
+func hunks(lines []linediff.Line, context int) (out []diffRow, changed int) {
+	keep := make([]bool, len(lines))
+	for i, l := range lines {
+		if l.Op == linediff.Same {
+			continue
+		}
+		changed++
+		for j := max(0, i-context); j <= min(len(lines)-1, i+context); j++ {
+			keep[j] = true
+		}
+	}
+	for i := 0; i < len(lines); {
+		if keep[i] {
+			out = append(out, diffRow{Line: lines[i]})
+			i++
+			continue
+		}
+		j := i
+		for j < len(lines) && !keep[j] {
+			j++
+		}
+		if j-i == 1 { // a gap of one line is shown, not said
+			out = append(out, diffRow{Line: lines[i]})
+		} else {
+			out = append(out, diffRow{Skipped: j - i})
+		}
+		i = j
+	}
+	return out, changed
 }
 
 // history shows /pages/{path}/history: who changed the page when, a diff
@@ -53,8 +98,8 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request, path string) {
 			}
 			texts[i] = rd.Content
 		}
-		var ok bool
-		v.Diff, ok = linediff.Lines(texts[0], texts[1])
+		lines, ok := linediff.Lines(texts[0], texts[1])
+		v.Diff, v.Changed = hunks(lines, diffContext)
 		v.TooLarge = !ok
 	}
 	h.render(w, r, http.StatusOK, "history", &v)

@@ -1,21 +1,25 @@
 package web
 
 import (
-	"encoding/json"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/activity"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
-	"github.com/atrium-hq/atrium/store"
 )
 
-// homeView is the home page of a member: what happened, what is under
-// review, and which threads wait for them.
+// homeView is the home page of a member: the way into the pages (the top
+// of the tree and what changed lately), what happened, what is under review,
+// and which threads wait for them.
 type homeView struct {
 	view
-	Activity []activityItem
+	Top      []pages.Child // the root's first homeTop pages and folders
+	MoreTop  bool          // the root holds more
+	Recent   []recentPage
+	Activity []activityRow
+	Older    string // the feed's next page
 	Reviews  []atrium.Review
 	Waiting  []atrium.Annotation
 	// MoreWaiting is how many waiting threads are not listed; Scanned how
@@ -25,54 +29,40 @@ type homeView struct {
 	MoreReviews          bool // more open reviews than listed
 }
 
-type activityItem struct {
-	store.EventBy
-	What string // the event in words
-	Page string // the page it is about, if any
-	Link string // where else it leads: a task, a desk
+// recentPage is a page recently written, for the home page's list.
+type recentPage struct {
+	activity.RecentPage
+	Name, Folder string
 }
 
-// eventWords says what an event kind means, for people.
-var eventWords = map[string]string{
-	"page.created": "created", "page.updated": "edited", "page.deleted": "deleted", "page.moved": "moved",
-	"page.restored": "restored", "page.purged": "purged", "attachment.added": "attached a file to",
-	"annotation.created": "commented on", "annotation.updated": "updated a thread on", "annotation.deleted": "deleted a thread on",
-	"annotation.anchored": "re-anchored threads on", "review.created": "started a review of", "review.updated": "updated a review of",
-	"review.deleted": "dropped a review of",
-	"task.created":   "created task", "task.updated": "updated task", "task.claimed": "claimed task",
-	"task.commented": "commented on task", "task.completed": "completed task",
-	"desk.progress": "logged progress on the desk of", "desk.archived": "closed the day on the desk of",
-}
+// homeTop is how many of the root's pages and folders the home page lists;
+// homeRecent, how many recently changed pages.
+const (
+	homeTop    = 40
+	homeRecent = 10
+)
 
 func (h *Handler) home(w http.ResponseWriter, r *http.Request, v *homeView) error {
 	ctx := r.Context()
 	a := atrium.ActorFromContext(ctx)
-	events, err := h.Activity.Recent(ctx, 50)
+	top, err := h.Docs.Children(ctx, pages.ChildrenRequest{Limit: homeTop})
 	if err != nil {
 		return err
 	}
-	for _, e := range events {
-		what, ok := eventWords[e.Kind]
-		if !ok {
-			continue // housekeeping (sessions, tokens): not a change to the work
+	v.Top, v.MoreTop = top.Children, top.NextCursor != ""
+	recent, err := h.Activity.RecentPages(ctx, homeRecent)
+	if err != nil {
+		return err
+	}
+	for _, p := range recent {
+		rp := recentPage{RecentPage: p, Name: strings.TrimSuffix(baseName(p.Path), ".md")}
+		if i := strings.LastIndex(p.Path, "/"); i > 0 {
+			rp.Folder = p.Path[:i]
 		}
-		it := activityItem{EventBy: e, What: what}
-		if strings.HasSuffix(strings.ToLower(e.Subject), ".md") && e.Kind != "page.deleted" && e.Kind != "page.purged" {
-			it.Page = e.Subject
-		}
-		switch {
-		case strings.HasPrefix(e.Kind, "task.") && strings.HasPrefix(e.Subject, "#"):
-			it.Link = "/tasks/" + strings.TrimPrefix(e.Subject, "#")
-		case strings.HasPrefix(e.Kind, "desk.") && strings.HasPrefix(e.Subject, "@"):
-			it.Link = "/desk/" + url.PathEscape(strings.TrimPrefix(e.Subject, "@"))
-		}
-		if e.Kind == "page.moved" {
-			var p struct{ Path string }
-			if json.Unmarshal(e.Payload, &p) == nil && p.Path != "" {
-				it.Page = p.Path
-			}
-		}
-		v.Activity = append(v.Activity, it)
+		v.Recent = append(v.Recent, rp)
+	}
+	if v.Activity, v.Older, err = h.feed(r, 0, homeRows); err != nil {
+		return err
 	}
 	reviews, err := h.Review.ListReviews(ctx, "", atrium.ReviewSubmitted, "", 20)
 	if err != nil {

@@ -16,8 +16,12 @@ import (
 // pageView is a page as the browser shows it.
 type pageView struct {
 	view
-	Page      atrium.Page
-	HTML      template.HTML // rendered by markdown.Render: raw HTML dropped
+	Page atrium.Page
+	HTML template.HTML // rendered by markdown.Render: raw HTML dropped (a bare <br> aside)
+	// ShowTitle: the body does not open with a heading of its own (its
+	// title is in its frontmatter, or its file name), so the view shows
+	// the title above it.
+	ShowTitle bool
 	Tags      []string
 	Tree      *treeLevel // the sidebar: the root, open down to the page
 	Backlinks []pages.IncomingLink
@@ -43,6 +47,14 @@ type pageView struct {
 // its folder beside it and what links to it.
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	p, sub := subPage(r.PathValue("path"))
+	if sub == "" && path.Ext(p) != "" && !strings.EqualFold(path.Ext(p), ".md") {
+		// A file beside the pages: an image or a download a page links to
+		// by a relative address (../assets/shot.png), or an attachment's
+		// wikilink. The REST surface serves files, with the headers that
+		// keep one from running as a page.
+		http.Redirect(w, r, fileURL(p), http.StatusFound)
+		return
+	}
 	switch sub {
 	case "":
 	case "history":
@@ -87,7 +99,8 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	v := pageView{Page: read.Page, HTML: template.HTML(out), Tags: read.Page.Tags, Backlinks: links.Incoming, Folder: path.Dir(read.Page.Path),
+	v := pageView{Page: read.Page, HTML: template.HTML(out), ShowTitle: !strings.HasPrefix(strings.TrimSpace(out), "<h1"),
+		Tags: read.Page.Tags, Backlinks: links.Incoming, Folder: path.Dir(read.Page.Path),
 		Moved: r.URL.Query().Get("moved"), MovedPages: r.URL.Query().Get("pages")}
 	if v.Folder == "." {
 		v.Folder = ""

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/atrium-hq/atrium/markdown"
 	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/search"
 )
@@ -46,7 +47,7 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 	}
 	parsed, _ := search.ParseQuery(v.Query)
 	for _, hit := range res.Hits {
-		v.Hits = append(v.Hits, searchHit{Hit: hit, Snippet: highlight(hit.Context, parsed)})
+		v.Hits = append(v.Hits, searchHit{Hit: hit, Snippet: highlight(readable(hit.Context), parsed)})
 	}
 	v.Total, v.Note = res.Total, res.Note
 	if res.NextCursor != "" {
@@ -55,6 +56,17 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 		v.Next = "/search?" + next.Encode()
 	}
 	h.render(w, r, http.StatusOK, "search", &v)
+}
+
+// readable is a line of a page as a reader sees it: its Markdown (emphasis,
+// code marks, link targets, a heading's #) left out; the line itself when
+// nothing readable is left (raw HTML alone, say).
+func readable(line string) string {
+	text := strings.TrimSpace(markdown.PlainText(line))
+	if text == "" {
+		return line
+	}
+	return text
 }
 
 // highlight escapes text and marks the words the query matched.

@@ -5,11 +5,13 @@
 package web
 
 import (
+	"bytes"
 	"embed"
 	"html/template"
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -62,12 +64,26 @@ func (h *Handler) Close() {
 var templates = map[string]*template.Template{}
 
 func init() {
-	for _, name := range []string{"index", "login", "logout", "page", "error", "search", "edit", "delete", "history", "trash", "tree", "new"} {
-		templates[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/treeitems.html", "templates/"+name+".html"))
+	for _, name := range []string{"index", "login", "logout", "page", "error", "search", "edit", "delete", "history", "trash", "tree", "new", "activity"} {
+		templates[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/treeitems.html", "templates/activityrows.html", "templates/"+name+".html"))
 	}
 }
 
-var funcs = template.FuncMap{"pageURL": pageURL, "folderURL": folderURL}
+var funcs = template.FuncMap{"pageURL": pageURL, "folderURL": folderURL, "kb": kb}
+
+// kb says a size in bytes for people: 812 B, 4.2 KB, 63 KB, 1.4 MB.
+func kb(n int) string {
+	switch {
+	case n < 1000:
+		return strconv.Itoa(n) + " B"
+	case n < 10_000:
+		return strconv.FormatFloat(float64(n)/1000, 'f', 1, 64) + " KB"
+	case n < 1_000_000:
+		return strconv.Itoa((n+500)/1000) + " KB"
+	default:
+		return strconv.FormatFloat(float64(n)/1_000_000, 'f', 1, 64) + " MB"
+	}
+}
 
 // Register mounts the routes on mux.
 func (h *Handler) Register(mux *http.ServeMux) {
@@ -109,6 +125,7 @@ func (h *Handler) routes(route func(pattern string, fn http.HandlerFunc, signedI
 	route("POST /trash/{id}/restore", h.restoreFromTrash, true)
 	route("GET /events", h.events, true)
 	route("GET /search", h.search, true)
+	route("GET /activity", h.activityPage, true)
 	route("GET /admin", h.admin, true)
 	route("POST /admin/tokens", h.adminCreateToken, true)
 	route("POST /admin/tokens/{id}/revoke", h.adminRevokeToken, true)
@@ -163,13 +180,29 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 	}
 	v.Version = atrium.Version
 	v.Gateway = h.Gateway != nil
+	// The page is made whole before a byte of it is sent: a failure half
+	// way is an error, not half a page, and the answer has its length.
+	buf := renderBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= 1<<20 {
+			buf.Reset()
+			renderBuffers.Put(buf)
+		}
+	}()
+	if err := templates[name].ExecuteTemplate(buf, "layout", data); err != nil {
+		h.Logger.Error("render page", "page", name, "err", err)
+		http.Error(w, "internal error: the page could not be shown", http.StatusInternalServerError)
+		return
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(status)
-	if err := templates[name].ExecuteTemplate(w, "layout", data); err != nil {
-		h.Logger.Warn("render page", "page", name, "err", err)
-	}
+	_, _ = w.Write(buf.Bytes())
 }
+
+// renderBuffers hold pages being rendered.
+var renderBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 	scheme := "http"
