@@ -166,7 +166,7 @@ type view struct {
 	Token   string
 	Error   string
 	Code    string // the error's code (not_found, permission_denied …)
-	Gateway bool // a gateway is configured: the navigation offers /gateway
+	Gateway bool   // a gateway is configured: the navigation offers /gateway
 }
 
 func (v *view) common() *view { return v }
