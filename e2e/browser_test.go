@@ -85,11 +85,35 @@ func newBrowserSized(t *testing.T, width, height int) *browser {
 // and the page's HTML and stops the test.
 func (b *browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
+	b.still()
 	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
 	defer cancel()
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		b.artifacts(what)
 		b.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// still waits until the page's live updates have been quiet for a moment
+// (live.js marks them on the root element): a refresh replaces the nodes a
+// test is about to type into or click, and one change can bring several
+// events (a reply, then its review's update). Quiet already, it costs one
+// evaluation.
+func (b *browser) still() {
+	b.t.Helper()
+	const quiet = 300 // ms
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	for {
+		since, err := chromedp.Run(ctx, chromedp.Evaluate[int](`(() => { const d = document.documentElement; if (d.hasAttribute("data-live-busy")) return 0; const at = +d.getAttribute("data-live-at") || 0; return at ? Math.max(0, Date.now() - at) : 1e9; })()`))
+		if err != nil || since >= quiet {
+			return // a page between two loads says nothing: the steps that follow wait for what they need
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Duration(quiet-since) * time.Millisecond):
+		}
 	}
 }
 

@@ -112,8 +112,14 @@
   // One fetch at a time; an event during it asks for one more after it, as
   // the fetch may have been answered before that change.
   var pending = false, again = false;
+  // data-live-busy marks a refresh under way and data-live-at when the last
+  // one ended, so that a test can wait for the page to be still before it
+  // acts on what it shows.
+  var docEl = document.documentElement;
   function settle() {
     pending = false;
+    docEl.setAttribute("data-live-at", String(Date.now()));
+    docEl.removeAttribute("data-live-busy");
     if (again) {
       again = false;
       refresh();
@@ -125,6 +131,7 @@
       return;
     }
     pending = true;
+    docEl.setAttribute("data-live-busy", "");
     fetch(source || location.pathname + location.search, { credentials: "same-origin" })
       .then(function (r) { return r.ok ? r.text() : null; })
       .then(function (html) {
