@@ -118,53 +118,50 @@ func (s *Server) syncGatewayResources(ms *mcp.Server, ws int64, gw *gateway.Gate
 	for _, r := range gw.Resources() {
 		want[r.Def.URI] = r
 	}
-	var gone []string
-	for uri := range have.resources {
-		if _, ok := want[uri]; !ok {
-			gone = append(gone, uri)
-			delete(have.resources, uri)
-		}
-	}
-	if len(gone) > 0 {
-		ms.RemoveResources(gone...)
-	}
-	for uri, r := range want {
-		b, _ := json.Marshal(r)
-		if have.resources[uri] == string(b) {
-			continue
-		}
+	syncRegistered(have.resources, want, ms.RemoveResources, func(uri string, r gateway.Resource) error {
 		def := *r.Def
-		if err := registerSafely(func() { ms.AddResource(&def, s.resourceHandler(s.upstreamResource(r.Server), ws)) }); err != nil {
+		err := registerSafely(func() { ms.AddResource(&def, s.resourceHandler(s.upstreamResource(r.Server), ws)) })
+		if err != nil {
 			s.log.Warn("gateway: cannot re-expose a resource", "uri", uri, "server", r.Server, "err", err)
-			continue
 		}
-		have.resources[uri] = string(b)
-	}
+		return err
+	})
 	wantT := map[string]gateway.ResourceTemplate{}
 	for _, t := range gw.ResourceTemplates() {
 		wantT[t.Def.URITemplate] = t
 	}
-	gone = gone[:0]
-	for ut := range have.templates {
-		if _, ok := wantT[ut]; !ok {
-			gone = append(gone, ut)
-			delete(have.templates, ut)
+	syncRegistered(have.templates, wantT, ms.RemoveResourceTemplates, func(ut string, t gateway.ResourceTemplate) error {
+		def := *t.Def
+		err := registerSafely(func() { ms.AddResourceTemplate(&def, s.resourceHandler(s.upstreamResource(t.Server), ws)) })
+		if err != nil {
+			s.log.Warn("gateway: cannot re-expose a resource template", "uri_template", ut, "server", t.Server, "err", err)
+		}
+		return err
+	})
+}
+
+// syncRegistered brings what a server has registered (key → the JSON of
+// what was registered under it) to want: what is gone is removed, what is
+// new or changed is added.
+func syncRegistered[T any](have map[string]string, want map[string]T, remove func(...string), add func(string, T) error) {
+	var gone []string
+	for k := range have {
+		if _, ok := want[k]; !ok {
+			gone = append(gone, k)
+			delete(have, k)
 		}
 	}
 	if len(gone) > 0 {
-		ms.RemoveResourceTemplates(gone...)
+		remove(gone...)
 	}
-	for ut, t := range wantT {
-		b, _ := json.Marshal(t)
-		if have.templates[ut] == string(b) {
+	for k, v := range want {
+		b, _ := json.Marshal(v)
+		if have[k] == string(b) {
 			continue
 		}
-		def := *t.Def
-		if err := registerSafely(func() { ms.AddResourceTemplate(&def, s.resourceHandler(s.upstreamResource(t.Server), ws)) }); err != nil {
-			s.log.Warn("gateway: cannot re-expose a resource template", "uri_template", ut, "server", t.Server, "err", err)
-			continue
+		if add(k, v) == nil {
+			have[k] = string(b)
 		}
-		have.templates[ut] = string(b)
 	}
 }
 
