@@ -2,9 +2,7 @@ package api
 
 import (
 	"io"
-	"mime"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/atrium-hq/atrium"
@@ -163,26 +161,14 @@ func (h *Handler) addTodoFile(w http.ResponseWriter, r *http.Request) {
 	h.writeJSON(w, http.StatusCreated, map[string]any{"file": h.Tasks.FileOutput(n, f)})
 }
 
-// getTodoFile serves a todo file's bytes, as attachments are served: active
-// content (HTML, SVG) is a download in a sandbox, so a file cannot run
-// script in a member's browser.
+// getTodoFile serves a todo file's bytes, as attachments are served.
 func (h *Handler) getTodoFile(w http.ResponseWriter, r *http.Request) {
 	f, data, err := h.Tasks.TodoFile(r.Context(), r.PathValue("id"), r.PathValue("file"))
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	w.Header().Set("Content-Type", f.MIMEType)
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Content-Security-Policy", "sandbox; default-src 'none'; img-src 'self'; style-src 'unsafe-inline'")
-	w.Header().Set("ETag", `"`+f.SHA256+`"`)
-	disposition := "inline"
-	if !safeInline(f.MIMEType) {
-		disposition = "attachment"
-	}
-	w.Header().Set("Content-Disposition", mime.FormatMediaType(disposition, map[string]string{"filename": f.Name}))
-	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
-	w.Write(data)
+	serveFile(w, f.Name, f.MIMEType, f.SHA256, data)
 }
 
 func (h *Handler) removeTodoFile(w http.ResponseWriter, r *http.Request) {

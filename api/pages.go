@@ -2,12 +2,12 @@ package api
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/atrium-hq/atrium"
@@ -305,25 +305,30 @@ func maybeTooLarge(err error) error {
 	return atrium.Errorf(atrium.EInvalid, "could not read the upload: %v", err)
 }
 
-// getAttachment serves an attachment's bytes. Active content (HTML, SVG) is
-// sent as a download in a sandbox, so an upload cannot run script in a
-// member's browser.
+// getAttachment serves an attachment's bytes (see serveFile).
 func (h *Handler) getAttachment(w http.ResponseWriter, r *http.Request) {
 	att, data, err := h.Docs.Attachment(r.Context(), r.PathValue("path"))
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	w.Header().Set("Content-Type", att.MIMEType)
+	serveFile(w, path.Base(att.Path), att.MIMEType, att.SHA256, data)
+}
+
+// serveFile sends a stored file's bytes. Active content (HTML, SVG) is sent
+// as a download in a sandbox, so an upload cannot run script in a member's
+// browser.
+func serveFile(w http.ResponseWriter, name, mimeType, sha256 string, data []byte) {
+	w.Header().Set("Content-Type", mimeType)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Content-Security-Policy", "sandbox; default-src 'none'; img-src 'self'; style-src 'unsafe-inline'")
-	w.Header().Set("ETag", `"`+att.SHA256+`"`)
+	w.Header().Set("ETag", `"`+sha256+`"`)
 	disposition := "inline"
-	if !safeInline(att.MIMEType) {
+	if !safeInline(mimeType) {
 		disposition = "attachment"
 	}
-	w.Header().Set("Content-Disposition", mime.FormatMediaType(disposition, map[string]string{"filename": path.Base(att.Path)}))
-	w.Header().Set("Content-Length", fmt.Sprint(len(data)))
+	w.Header().Set("Content-Disposition", mime.FormatMediaType(disposition, map[string]string{"filename": name}))
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
 	w.Write(data)
 }
 
