@@ -81,6 +81,7 @@ func (p *parsed) index(path string) store.PageIndex {
 		idx.Lens[i] = len(toks)
 	}
 	idx.Tokens = search.IndexTokens(fields.Title, fields.Tags, fields.Headings, fields.Body)
+	idx.Stems, idx.Postings = search.PagePostings(fields, p.access == atrium.AccessPublic)
 	for _, l := range p.doc.Links {
 		if key, ok := linkKey(path, l); ok {
 			idx.Links = append(idx.Links, atrium.PageLink{Kind: linkKind(l), Target: l.Target, Key: key, Heading: l.Heading, Line: l.Line})

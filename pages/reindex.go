@@ -13,12 +13,12 @@ import (
 // search tokens and how the index holds them, headings, links. Raise it with
 // any change to tokenizing or parsing that alters them, and the next start
 // rebuilds the index from the pages (EnsureIndex).
-const indexVersion = "5"
+const indexVersion = "6"
 
 const indexVersionKey = "docs.index_version"
 
 // reindexBatch is how many pages one rebuild transaction rewrites.
-const reindexBatch = 500
+const reindexBatch = 2000
 
 // EnsureIndex rebuilds the derived index of every page of every workspace
 // when it was built by another index version, or by none (a migration that
@@ -44,6 +44,9 @@ func (s *Service) EnsureIndex(ctx context.Context) (int, error) {
 	start := time.Now()
 	if pages > 0 {
 		s.log.Info("rebuilding the search index", "pages", pages, "from_version", version, "to_version", indexVersion)
+	}
+	if err := s.db.Update(ctx, func(tx *store.Tx) error { return tx.ClearPostings(ctx) }); err != nil {
+		return 0, err
 	}
 	done := 0
 	for after := int64(0); ; {

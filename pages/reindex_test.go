@@ -83,6 +83,10 @@ func TestSearchIndexIsRebuiltAfterTheMigrationResetsIt(t *testing.T) {
 	if _, err := raw.Exec(string(migration)); err != nil {
 		t.Fatal(err)
 	}
+	// And the postings index as it was before it existed (0013).
+	if _, err := raw.Exec("DELETE FROM search_postings; UPDATE pages SET stems = ''"); err != nil {
+		t.Fatal(err)
+	}
 	raw.Close()
 
 	v = openEnv(t, dsn)
@@ -93,6 +97,7 @@ func TestSearchIndexIsRebuiltAfterTheMigrationResetsIt(t *testing.T) {
 	if diff := cmp.Diff(want, v.searchAll(t)); diff != "" {
 		t.Errorf("search after the rebuild (-before +after):\n%s", diff)
 	}
+	v.checkPostings(t)
 	links, err := v.svc.Links(v.ctx, "Ops/Backups.md")
 	if err != nil {
 		t.Fatal(err)
@@ -161,5 +166,39 @@ func TestSearchKeepsWorkspacesApart(t *testing.T) {
 				t.Errorf("workspace %d, %q: total %d, want %d", atrium.ActorFromContext(c.ctx).Workspace.ID, c.query, res.Total, len(c.want))
 			}
 		}
+	})
+}
+
+// checkPostings fails t unless the workspace's postings index is exactly
+// what its pages hold.
+func (v *env) checkPostings(t *testing.T) {
+	t.Helper()
+	ws := atrium.ActorFromContext(v.ctx).Workspace.ID
+	if err := v.db.View(v.ctx, func(tx *store.Tx) error { return tx.CheckPostings(v.ctx, ws) }); err != nil {
+		t.Errorf("postings index: %v", err)
+	}
+}
+
+// A rebuild over an index of an older version (not one a migration emptied)
+// replaces every page's postings: none is left twice or stale, also for a
+// page trashed before it.
+func TestRebuildReplacesAnOlderIndex(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		for p, c := range reindexPages {
+			v.write(t, p, c)
+		}
+		if _, err := v.svc.DeletePage(v.ctx, "Eng/Schema.md"); err != nil {
+			t.Fatal(err)
+		}
+		want := v.searchAll(t)
+		if err := v.db.Update(v.ctx, func(tx *store.Tx) error { return tx.SetMeta(v.ctx, "docs.index_version", "old") }); err != nil {
+			t.Fatal(err)
+		}
+		ensureIndex(t, v, len(reindexPages)-1)
+		if diff := cmp.Diff(want, v.searchAll(t)); diff != "" {
+			t.Errorf("search after the rebuild (-before +after):\n%s", diff)
+		}
+		v.checkPostings(t)
 	})
 }

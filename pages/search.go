@@ -104,6 +104,9 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, er
 	top := newTopK(offset + limit)
 	var res SearchResult
 	err = s.db.View(ctx, func(tx *store.Tx) error {
+		if search.RanksFromPostings(q) {
+			return rankPostings(ctx, tx, a.Workspace.ID, q, filter, top, &res)
+		}
 		rk, err := newRanking(ctx, tx, a.Workspace.ID, q, &s.dfs)
 		if err != nil {
 			return err
@@ -517,6 +520,76 @@ func (rk *ranking) rankByTerm(ctx context.Context, words []search.Term, f store.
 	n, err := rk.tx.CountCandidates(ctx, rk.ws, store.Match{AnyOf: anyOf, NoneOf: noneOf}, f)
 	res.Total = n
 	return err
+}
+
+// rankPostings ranks a query of words from their postings lists
+// (search.RankPostings): exact, and without reading a page.
+func rankPostings(ctx context.Context, tx *store.Tx, ws int64, q search.Query, f store.CandidateFilter, top *topK, res *SearchResult) error {
+	st, err := tx.SearchStats(ctx, ws)
+	if err != nil {
+		return err
+	}
+	stats := search.Stats{Docs: st.Docs}
+	if st.Docs > 0 {
+		n := float64(st.Docs)
+		stats.AvgTitle, stats.AvgTags, stats.AvgHeadings, stats.AvgBody = float64(st.Lens[0])/n, float64(st.Lens[1])/n, float64(st.Lens[2])/n, float64(st.Lens[3])/n
+	}
+	stems := make([]string, len(q.Terms))
+	for i, t := range q.Terms {
+		stems[i] = t.Text
+	}
+	lists, err := tx.PostingLists(ctx, ws, stems)
+	if err != nil {
+		return err
+	}
+	p := search.Postings{Lists: make([]search.Cursor, len(lists)), DF: make([]int, len(lists))}
+	for i, l := range lists {
+		p.Lists[i], p.DF[i] = l, l.Pages
+	}
+	var allowed []int64 // nil: every page the access rule keeps
+	if f.Prefix != "" || len(f.Tags) > 0 {
+		if allowed, err = tx.FilterPages(ctx, ws, f); err != nil {
+			return err
+		}
+		if len(allowed) == 0 {
+			return nil
+		}
+	}
+	member := f.IncludePrivate
+	p.Keep = func(page int64, public bool) bool {
+		if !public && !member {
+			return false
+		}
+		if allowed == nil {
+			return true
+		}
+		// Pages come in ID order, as allowed is.
+		for len(allowed) > 0 && allowed[0] < page {
+			allowed = allowed[1:]
+		}
+		return len(allowed) > 0 && allowed[0] == page
+	}
+	ranked, total := search.RankPostings(q, p, stats, top.k)
+	for _, l := range lists {
+		if err := l.Err(); err != nil {
+			return fmt.Errorf("search index: %w", err)
+		}
+	}
+	res.Total = total
+	ids := make([]int64, len(ranked))
+	for i, r := range ranked {
+		ids[i] = r.Page
+	}
+	keys, err := tx.PathKeys(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, r := range ranked {
+		if key, ok := keys[r.Page]; ok {
+			top.push(hit{id: r.Page, key: key, score: r.Score})
+		}
+	}
+	return nil
 }
 
 // onlyOptionalWords returns the terms of a query made only of optional words

@@ -83,22 +83,7 @@ func searchBenchVault(b *testing.B, n int) (*pages.Service, context.Context) {
 			b.Fatal(err)
 		}
 	}
-	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(dir, "atrium.db"), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	ids := identity.New(db, nil)
-	b.Cleanup(func() { ids.Close() })
-	if _, err := ids.Bootstrap(ctx, false); err != nil {
-		b.Fatal(err)
-	}
-	actor, err := ids.LocalActor(ctx, "bench", "", atrium.KindAgent)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx = atrium.NewContextWithActor(ctx, actor)
+	db, ctx := openBenchStore(b, filepath.Join(dir, "atrium.db"))
 	svc := pages.New(db, nil)
 	// As the binary does on opening a store: rebuilds the index of a vault
 	// built by an older index version.
@@ -125,4 +110,25 @@ func searchBenchVault(b *testing.B, n int) (*pages.Service, context.Context) {
 		b.Fatal(err)
 	}
 	return svc, ctx
+}
+
+// openBenchStore opens the SQLite store at file, closed when b ends, and a
+// context of an agent of its default workspace.
+func openBenchStore(b *testing.B, file string) (*store.DB, context.Context) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, file, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	ids := identity.New(db, nil)
+	b.Cleanup(func() { ids.Close() })
+	if _, err := ids.Bootstrap(ctx, false); err != nil {
+		b.Fatal(err)
+	}
+	actor, err := ids.LocalActor(ctx, "bench", "", atrium.KindAgent)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return db, atrium.NewContextWithActor(ctx, actor)
 }

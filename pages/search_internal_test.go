@@ -2,7 +2,11 @@ package pages
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"path"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,8 +19,8 @@ import (
 	"github.com/atrium-hq/atrium/store/storetest"
 )
 
-// Ranking a query word by word and stopping early must give exactly what
-// scoring every candidate gives.
+// Ranking a query word by word and stopping early, or from the postings
+// index, must give exactly what scoring every candidate gives.
 func TestRankByTermEqualsRankAll(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.MustOpen(t, store.SQLite, nil)
@@ -30,7 +34,7 @@ func TestRankByTermEqualsRankAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	unread := 0
+	unread, postings := 0, 0
 	for _, query := range []string{"storage migration review plan", "fortress moat", "arch* kubernetes", "note -design", vaultgen.Marker(100) + " database",
 		// Rare words beside common ones: ranking settles without the
 		// common words' lists, and counts the matches instead.
@@ -39,7 +43,9 @@ func TestRankByTermEqualsRankAll(t *testing.T) {
 		// The speed benchmark's question of eight common words, and words
 		// whose stems carry the mark of a cut silent e (note → not_).
 		"what is our plan for the storage migration and the release review with the team budget",
-		"notes on the planned release -not", "noting pages"} {
+		"notes on the planned release -not", "noting pages",
+		// Required words rank from the postings index too.
+		"+storage migration review", "+plan +review the team", "+" + vaultgen.Marker(100) + " storage -plan"} {
 		for _, c := range []struct {
 			k, cheapDF int
 			f          store.CandidateFilter
@@ -56,12 +62,9 @@ func TestRankByTermEqualsRankAll(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			words, ok := onlyOptionalWords(q)
-			if !ok {
-				t.Fatalf("%q is not a query of optional words", query)
-			}
-			var byTerm, all []hit
-			var totalByTerm, totalAll SearchResult
+			words, optional := onlyOptionalWords(q)
+			var byTerm, all, fromPostings []hit
+			var totalByTerm, totalAll, totalPostings SearchResult
 			err = db.View(ctx, func(tx *store.Tx) error {
 				rk, err := newRanking(ctx, tx, a.Workspace.ID, q, &dfCache{})
 				if err != nil {
@@ -70,25 +73,128 @@ func TestRankByTermEqualsRankAll(t *testing.T) {
 				rk.cheapDF = c.cheapDF
 				f := c.f
 				t1, t2 := newTopK(k), newTopK(k)
-				if err := rk.rankByTerm(ctx, words, f, t1, &totalByTerm); err != nil {
-					return err
+				if optional {
+					if err := rk.rankByTerm(ctx, words, f, t1, &totalByTerm); err != nil {
+						return err
+					}
 				}
 				if err := rk.rankAll(ctx, f, t2, &totalAll); err != nil {
 					return err
 				}
 				byTerm, all = t1.sorted(), t2.sorted()
 				unread += rk.unread
+				if search.RanksFromPostings(q) {
+					t3 := newTopK(k)
+					if err := rankPostings(ctx, tx, a.Workspace.ID, q, f, t3, &totalPostings); err != nil {
+						return err
+					}
+					fromPostings = t3.sorted()
+					postings++
+				}
 				return nil
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(all, byTerm, cmp.AllowUnexported(hit{})); diff != "" || totalAll.Total != totalByTerm.Total {
+			if diff := cmp.Diff(all, byTerm, cmp.AllowUnexported(hit{})); optional && (diff != "" || totalAll.Total != totalByTerm.Total) {
 				t.Errorf("%q top %d (cheap lists up to %d): totals %d vs %d; (-all +byTerm):\n%s", query, k, c.cheapDF, totalAll.Total, totalByTerm.Total, diff)
 			}
+			if diff := cmp.Diff(all, fromPostings, cmp.AllowUnexported(hit{})); search.RanksFromPostings(q) && (diff != "" || totalAll.Total != totalPostings.Total) {
+				t.Errorf("%q top %d from postings: totals %d vs %d; (-all +postings):\n%s", query, k, totalAll.Total, totalPostings.Total, diff)
+			}
 		}
+	}
+	if postings == 0 {
+		t.Error("no query ranked from the postings index")
 	}
 	if unread == 0 {
 		t.Error("no query settled its top without reading every list: the test misses that path")
 	}
+}
+
+// Writers at once, on both engines — creating, rewriting, deleting,
+// restoring and moving pages that share words — leave the postings index
+// exactly what the pages hold, and searches from it rank as scoring every
+// page does. On PostgreSQL the writers are concurrent transactions: two
+// rewriting one list must not drop each other's pages.
+func TestPostingsIndexUnderConcurrentWriters(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		ctx := context.Background()
+		db := storetest.MustOpen(t, e, nil)
+		a := identitytest.Agent(t, identitytest.New(t, db), "t", "")
+		ctx = atrium.NewContextWithActor(ctx, a)
+		svc := New(db, nil)
+		words := strings.Fields("plan storage migration review team budget release alpha beta notes")
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		for w := range 8 {
+			wg.Go(func() {
+				r := rand.New(rand.NewPCG(uint64(w), 7))
+				text := func() string {
+					var b strings.Builder
+					fmt.Fprintf(&b, "# %s %s\n\n", words[r.IntN(len(words))], words[r.IntN(len(words))])
+					for range 5 + r.IntN(30) {
+						b.WriteString(words[r.IntN(len(words))] + " ")
+					}
+					return b.String()
+				}
+				for i := range 25 {
+					p := fmt.Sprintf("W%d/Page %d.md", w, r.IntN(6))
+					var err error
+					switch op := r.IntN(10); {
+					case op < 6:
+						_, err = svc.WritePage(ctx, WriteRequest{Path: p, Content: text(), Overwrite: true})
+					case op < 8:
+						_, err = svc.DeletePage(ctx, p)
+					case op < 9:
+						_, err = svc.RestorePage(ctx, RestoreRequest{Path: p})
+					default:
+						_, err = svc.MovePage(ctx, p, fmt.Sprintf("W%d/Moved %d.md", w, i))
+					}
+					if err != nil && atrium.ErrorCode(err) != atrium.ENotFound && atrium.ErrorCode(err) != atrium.EConflict {
+						errs <- fmt.Errorf("writer %d op %d on %s: %w", w, i, p, err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		err := db.View(ctx, func(tx *store.Tx) error {
+			if err := tx.CheckPostings(ctx, a.Workspace.ID); err != nil {
+				return err
+			}
+			for _, query := range []string{"plan review", "storage migration team budget release alpha", "+notes beta -plan", "alpha"} {
+				q, err := search.ParseQuery(query)
+				if err != nil {
+					return err
+				}
+				for _, k := range []int{1, 5, 100} {
+					f := store.CandidateFilter{IncludePrivate: true}
+					rk, err := newRanking(ctx, tx, a.Workspace.ID, q, &dfCache{})
+					if err != nil {
+						return err
+					}
+					t1, t2 := newTopK(k), newTopK(k)
+					var r1, r2 SearchResult
+					if err := rk.rankAll(ctx, f, t1, &r1); err != nil {
+						return err
+					}
+					if err := rankPostings(ctx, tx, a.Workspace.ID, q, f, t2, &r2); err != nil {
+						return err
+					}
+					if diff := cmp.Diff(t1.sorted(), t2.sorted(), cmp.AllowUnexported(hit{})); diff != "" || r1.Total != r2.Total || r1.Total == 0 {
+						t.Errorf("%q top %d: totals %d vs %d; (-all +postings):\n%s", query, k, r1.Total, r2.Total, diff)
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
 }

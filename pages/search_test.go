@@ -1,6 +1,8 @@
 package pages_test
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -135,7 +137,7 @@ func TestSearchKeepsStemsApartFromShortWords(t *testing.T) {
 func TestSearchPaginates(t *testing.T) {
 	v := mustEnv(t, store.SQLite)
 	for i := range 7 {
-		v.write(t, vaultgen.PathAt(7, i), "common word")
+		v.write(t, vaultgen.PathAt(7, 6-i), "common word")
 	}
 	var all []string
 	cursor := ""
@@ -151,6 +153,11 @@ func TestSearchPaginates(t *testing.T) {
 	}
 	if len(all) != 7 {
 		t.Fatalf("pages gave %d results: %v", len(all), all)
+	}
+	// Equal scores rank by path, whatever order the pages were written in
+	// (the index reads them in the order they were made).
+	if !slices.IsSortedFunc(all, func(x, y string) int { return strings.Compare(strings.ToLower(x), strings.ToLower(y)) }) {
+		t.Errorf("pages of equal scores are not in path order: %v", all)
 	}
 }
 

@@ -210,23 +210,38 @@ type scorer struct {
 // score is the BM25F score of a word or prefix term occurring counts times
 // in each field, near times next to another of the query's words.
 func (s scorer) score(t Term, counts, near [4]int) float64 {
-	avg := [4]float64{s.st.AvgTitle, s.st.AvgTags, s.st.AvgHeadings, s.st.AvgBody}
-	var tf, nf float64
+	tf, nf := frequencies(s.st, s.lens, counts, near)
+	if tf == 0 {
+		return 0
+	}
+	return weigh(idf(s.df(t), s.st.Docs), tf, nf)
+}
+
+// weigh is a term's score from its idf and its field-weighted, length
+// normalised frequency tf, nf of it near the query's other words. Match and
+// RankPostings both score through it, so that their floats are the same.
+func weigh(idf, tf, nf float64) float64 {
+	return idf * (tf*(k1+1)/(tf+k1) + proximity*nf/(nf+k1))
+}
+
+// frequencies are a term's field-weighted frequency in a page whose fields
+// are lens tokens long, occurring counts times in each field, near times next
+// to another of the query's words, each field's count divided by
+// 1 − b + b·length/average.
+func frequencies(st Stats, lens, counts, near [4]int) (tf, nf float64) {
+	avg := [4]float64{st.AvgTitle, st.AvgTags, st.AvgHeadings, st.AvgBody}
 	for f, n := range counts {
 		if n == 0 {
 			continue
 		}
 		norm := 1.0
 		if avg[f] > 0 { // stats of an empty corpus say nothing about length
-			norm = 1 - b + b*float64(s.lens[f])/avg[f]
+			norm = 1 - b + b*float64(lens[f])/avg[f]
 		}
 		tf += fieldWeights[f] * float64(n) / norm
 		nf += fieldWeights[f] * float64(near[f]) / norm
 	}
-	if tf == 0 {
-		return 0
-	}
-	return idf(s.df(t), s.st.Docs) * (tf*(k1+1)/(tf+k1) + proximity*nf/(nf+k1))
+	return tf, nf
 }
 
 // idf is the inverse document frequency of a term in df of docs documents.

@@ -153,10 +153,7 @@ func (tx *Tx) ReplyCounts(ctx context.Context, ids []int64) (map[int64]int, erro
 	if len(ids) == 0 {
 		return out, nil
 	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
+	args := idArgs(ids)
 	rows, err := tx.query(ctx, "SELECT parent_id, COUNT(*) FROM annotations WHERE parent_id IN ("+placeholders(len(ids))+") GROUP BY parent_id", args...)
 	if err != nil {
 		return nil, err

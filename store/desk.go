@@ -88,10 +88,7 @@ func (tx *Tx) FilesOfTasks(ctx context.Context, tasks []int64) (map[int64][]Task
 	if len(tasks) == 0 {
 		return out, nil
 	}
-	args := make([]any, len(tasks))
-	for i, id := range tasks {
-		args[i] = id
-	}
+	args := idArgs(tasks)
 	type row struct {
 		task int64
 		f    TaskFile

@@ -18,6 +18,8 @@ import (
 type PageIndex struct {
 	Headings string            // heading texts, one per line
 	Tokens   []string          // the page's distinct search tokens, all fields
+	Stems    []string          // the page's distinct stems, sorted
+	Postings [][]byte          // what the page holds of each stem (search.PagePostings)
 	Lens     [4]int            // search tokens in title, tags, headings, body
 	Links    []atrium.PageLink // links written in the page
 }
@@ -99,10 +101,7 @@ func (tx *Tx) PagesByID(ctx context.Context, ids []int64) ([]atrium.Page, error)
 		return nil, nil
 	}
 	q := "SELECT " + pageCols + pageFrom + " WHERE p.id IN (" + placeholders(len(ids)) + ")"
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
+	args := idArgs(ids)
 	return queryAll(ctx, tx, scanPage, q, args...)
 }
 
@@ -120,6 +119,15 @@ func under(col, prefix string) (string, []any) {
 	return " AND " + col + " >= ? AND " + col + " < ?", []any{prefix, prefix[:len(prefix)-1] + "0"}
 }
 
+// idArgs are ids as query arguments.
+func idArgs(ids []int64) []any {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	return args
+}
+
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
@@ -135,11 +143,11 @@ func (tx *Tx) InsertPage(ctx context.Context, p *atrium.Page, idx PageIndex, act
 	}
 	key := PathKey(p.Path)
 	err = tx.queryRow(ctx, `INSERT INTO pages (uid, workspace_id, path, path_key, parent_key, title, title_key, stem_key, icon, tags, access,
-		content, headings, content_hash, revision, title_len, tags_len, headings_len, body_len, created_by, created_at, updated_by, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		content, headings, content_hash, revision, title_len, tags_len, headings_len, body_len, stems, created_by, created_at, updated_by, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (workspace_id, path_key) DO NOTHING RETURNING id`,
 		p.UID, p.WorkspaceID, p.Path, key, parentKey(key), p.Title, strings.ToLower(p.Title), StemKey(p.Path), p.Icon, string(tags), string(p.Access),
-		p.Content, idx.Headings, p.ContentHash, p.Revision, idx.Lens[0], idx.Lens[1], idx.Lens[2], idx.Lens[3],
+		p.Content, idx.Headings, p.ContentHash, p.Revision, idx.Lens[0], idx.Lens[1], idx.Lens[2], idx.Lens[3], strings.Join(idx.Stems, " "),
 		nullID(actor), micros(tx.now), nullID(actor), micros(tx.now)).Scan(&p.ID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return atrium.Errorf(atrium.EConflict, "A page already exists at path: %s", p.Path)
@@ -156,7 +164,7 @@ func (tx *Tx) InsertPage(ctx context.Context, p *atrium.Page, idx PageIndex, act
 	if err := tx.adjustStats(ctx, p.WorkspaceID, 1, idx.Lens, 1); err != nil {
 		return err
 	}
-	return tx.writeIndex(ctx, p, idx, false)
+	return tx.writeIndex(ctx, p, idx, inserted)
 }
 
 // UpdatePage stores p's new content, metadata and path as its next revision.
@@ -215,7 +223,7 @@ func (tx *Tx) UpdatePage(ctx context.Context, p *atrium.Page, idx PageIndex, act
 			return err
 		}
 	}
-	return tx.replaceIndex(ctx, p, old, idx)
+	return tx.replaceIndex(ctx, p, old, idx, indexed)
 }
 
 // DeletePage removes a page with its history, links, attachments and index entries.
@@ -231,12 +239,15 @@ func (tx *Tx) DeletePage(ctx context.Context, p atrium.Page) error {
 		return err
 	}
 	if tx.db.engine == SQLite {
-		if err := tx.flushFTS(ctx); err != nil {
+		if err := tx.flushIndex(ctx); err != nil {
 			return err
 		}
 		if _, err := tx.exec(ctx, "DELETE FROM page_fts WHERE rowid = ?", p.ID); err != nil {
 			return err
 		}
+	}
+	if err := tx.dropPostings(ctx, p.ID); err != nil {
+		return err
 	}
 	if _, err := tx.exec(ctx, "DELETE FROM pages WHERE id = ?", p.ID); err != nil {
 		return err
@@ -263,8 +274,19 @@ func (tx *Tx) addRevision(ctx context.Context, p *atrium.Page, actor int64) erro
 	return nil
 }
 
+// How writeIndex finds the page's index entries.
+type indexState int
+
+const (
+	indexed   indexState = iota // the page has entries to replace
+	unindexed                   // none: trashed, or never written
+	inserted                    // none, and its row records its stems already
+	rebuilt                     // entries to replace, but no postings (ClearPostings)
+)
+
 // writeIndex replaces the page's tags, links and search tokens.
-func (tx *Tx) writeIndex(ctx context.Context, p *atrium.Page, idx PageIndex, replace bool) error {
+func (tx *Tx) writeIndex(ctx context.Context, p *atrium.Page, idx PageIndex, state indexState) error {
+	replace := state == indexed || state == rebuilt
 	if replace {
 		for _, q := range []string{"DELETE FROM page_tags WHERE page_id = ?", "DELETE FROM page_links WHERE source_id = ?"} {
 			if _, err := tx.exec(ctx, q, p.ID); err != nil {
@@ -288,6 +310,9 @@ func (tx *Tx) writeIndex(ctx context.Context, p *atrium.Page, idx PageIndex, rep
 			p.WorkspaceID, p.ID, string(l.Kind), l.Target, l.Key, l.Heading, l.Line); err != nil {
 			return err
 		}
+	}
+	if err := tx.setPostings(ctx, p.WorkspaceID, p.ID, idx, state); err != nil {
+		return err
 	}
 	tokens := idx.Tokens
 	if tokens == nil {
@@ -656,7 +681,8 @@ func (tx *Tx) PagesAfter(ctx context.Context, after int64, limit int) ([]atrium.
 
 // ReindexPage replaces what the store derived from p's content (headings,
 // field lengths, tags, links, search tokens) with idx, leaving the page and
-// its history as they are.
+// its history as they are. The rebuild it is part of started with
+// ClearPostings: the page is in no postings list.
 func (tx *Tx) ReindexPage(ctx context.Context, p *atrium.Page, idx PageIndex) error {
 	var old [4]int
 	err := tx.queryRow(ctx, "SELECT title_len, tags_len, headings_len, body_len FROM pages WHERE id = ?", p.ID).Scan(&old[0], &old[1], &old[2], &old[3])
@@ -670,19 +696,19 @@ func (tx *Tx) ReindexPage(ctx context.Context, p *atrium.Page, idx PageIndex) er
 		idx.Headings, idx.Lens[0], idx.Lens[1], idx.Lens[2], idx.Lens[3], p.ID); err != nil {
 		return err
 	}
-	return tx.replaceIndex(ctx, p, old, idx)
+	return tx.replaceIndex(ctx, p, old, idx, rebuilt)
 }
 
 // replaceIndex moves the workspace's search figures from the page's old
 // field lengths to idx's and rewrites its index entries.
-func (tx *Tx) replaceIndex(ctx context.Context, p *atrium.Page, old [4]int, idx PageIndex) error {
+func (tx *Tx) replaceIndex(ctx context.Context, p *atrium.Page, old [4]int, idx PageIndex, state indexState) error {
 	if err := tx.adjustStats(ctx, p.WorkspaceID, 0, old, -1); err != nil {
 		return err
 	}
 	if err := tx.adjustStats(ctx, p.WorkspaceID, 0, idx.Lens, 1); err != nil {
 		return err
 	}
-	return tx.writeIndex(ctx, p, idx, true)
+	return tx.writeIndex(ctx, p, idx, state)
 }
 
 // OptimizeSearch merges SQLite's full-text index into one segment, which

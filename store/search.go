@@ -275,10 +275,7 @@ func (tx *Tx) SearchDocs(ctx context.Context, ids []int64) ([]SearchDoc, error) 
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
+	args := idArgs(ids)
 	return queryAll(ctx, tx, func(sc scanner) (d SearchDoc, err error) {
 		var tags, access string
 		if err := sc.Scan(&d.ID, &d.UID, &d.Path, &d.Title, &tags, &d.Headings, &d.Content, &access, &d.Lens[0], &d.Lens[1], &d.Lens[2], &d.Lens[3]); err != nil {
@@ -290,4 +287,34 @@ func (tx *Tx) SearchDocs(ctx context.Context, ids []int64) ([]SearchDoc, error) 
 		}
 		return d, nil
 	}, "SELECT id, uid, path, title, tags, headings, content, access, title_len, tags_len, headings_len, body_len FROM pages WHERE id IN ("+placeholders(len(ids))+")", args...)
+}
+
+// FilterPages returns the IDs of the pages of workspace ws that f selects,
+// in ID order.
+func (tx *Tx) FilterPages(ctx context.Context, ws int64, f CandidateFilter) ([]int64, error) {
+	cond, args := filterSQL(f)
+	return tx.ids(ctx, "SELECT p.id FROM pages p WHERE p.workspace_id = ? AND p.trashed_at IS NULL"+cond+" ORDER BY p.id", append([]any{ws}, args...)...)
+}
+
+// PathKeys returns the path keys of the pages of ids that exist.
+func (tx *Tx) PathKeys(ctx context.Context, ids []int64) (map[int64]string, error) {
+	out := make(map[int64]string, len(ids))
+	for chunk := range slices.Chunk(ids, 500) {
+		args := idArgs(chunk)
+		type row struct {
+			id  int64
+			key string
+		}
+		rows, err := queryAll(ctx, tx, func(sc scanner) (r row, err error) {
+			err = sc.Scan(&r.id, &r.key)
+			return r, err
+		}, "SELECT id, path_key FROM pages WHERE id IN ("+placeholders(len(chunk))+")", args...)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			out[r.id] = r.key
+		}
+	}
+	return out, nil
 }

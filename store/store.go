@@ -288,7 +288,7 @@ func (db *DB) update(ctx context.Context, fn func(*Tx) error) (err error) {
 	if err := fn(tx); err != nil {
 		return err
 	}
-	if err := tx.flushFTS(ctx); err != nil {
+	if err := tx.flushIndex(ctx); err != nil {
 		return err
 	}
 	if err := sqltx.Commit(); err != nil {
@@ -346,6 +346,9 @@ type Tx struct {
 	events []atrium.Event
 	local  map[string]*sql.Stmt // SQLite write statements, prepared once per transaction
 	fts    []ftsOp              // SQLite full-text writes, run last (see writeIndex)
+	// postings: the page writes' changes to the postings index, applied
+	// with fts (see flushPostings).
+	postings []postEdit
 	// shared: the transaction is a shared commit's (see commitGroup), so a
 	// statement must not stop when its caller gives up. SQLite answers a
 	// statement interrupted inside a transaction by rolling back the whole
@@ -366,8 +369,11 @@ type ftsOp struct {
 	args []any
 }
 
-// flushFTS runs the queued full-text writes.
-func (tx *Tx) flushFTS(ctx context.Context) error {
+// flushIndex runs the queued full-text and postings writes.
+func (tx *Tx) flushIndex(ctx context.Context) error {
+	if err := tx.flushPostings(ctx); err != nil {
+		return err
+	}
 	ops := tx.fts
 	tx.fts = nil
 	for _, op := range ops {

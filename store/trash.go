@@ -57,8 +57,11 @@ func (tx *Tx) dropIndex(ctx context.Context, page int64) error {
 			return err
 		}
 	}
+	if err := tx.dropPostings(ctx, page); err != nil {
+		return err
+	}
 	if tx.db.engine == SQLite {
-		if err := tx.flushFTS(ctx); err != nil {
+		if err := tx.flushIndex(ctx); err != nil {
 			return err
 		}
 		_, err := tx.exec(ctx, "DELETE FROM page_fts WHERE rowid = ?", page)
@@ -168,7 +171,7 @@ func (tx *Tx) RestorePage(ctx context.Context, p *atrium.Page, path string, idx 
 	if err := tx.adjustStats(ctx, p.WorkspaceID, 1, idx.Lens, 1); err != nil {
 		return err
 	}
-	return tx.writeIndex(ctx, p, idx, false)
+	return tx.writeIndex(ctx, p, idx, unindexed)
 }
 
 // PurgePage deletes a trashed page for good: its history, attachments and

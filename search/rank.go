@@ -1,0 +1,368 @@
+package search
+
+import (
+	"cmp"
+	"container/heap"
+	"math/bits"
+	"slices"
+)
+
+// A Cursor walks one term's postings (see PagePostings) in page order.
+type Cursor interface {
+	// Next returns the next page holding the term and its posting; ok is
+	// false past the last.
+	Next() (page int64, body []byte, ok bool)
+}
+
+// A Ranked page is a page and its score.
+type Ranked struct {
+	Page  int64
+	Score float64
+}
+
+// Postings is what RankPostings ranks: one cursor per term of the query, in
+// the query's order, with the number of pages in each list (the document
+// frequency), and which pages may be results.
+type Postings struct {
+	Lists []Cursor
+	DF    []int
+	// Keep reports whether a page holding the query may be a result (the
+	// caller's filters); nil keeps every page.
+	Keep func(page int64, public bool) bool
+}
+
+// RanksFromPostings reports whether RankPostings can rank q: a query of
+// words, optional, required or excluded, with no prefix or phrase.
+func RanksFromPostings(q Query) bool {
+	scored := false
+	for _, t := range q.Terms {
+		if t.Prefix || t.Phrase != nil || t.Text == "" {
+			return false
+		}
+		scored = scored || !t.Excluded
+	}
+	return scored
+}
+
+// RankPostings ranks the pages that match q (as Match decides) from the
+// postings of its terms, with the scores MatchWords gives each page's text,
+// and returns the k best, best first, with every page that ties the k-th
+// (the caller breaks ties), and how many pages match.
+//
+// It reads the lists together in page order, and spends on a page only what
+// it takes to know the page cannot make the top (the k best so far):
+//
+//   - which words it holds: no word adds more than MaxScore;
+//   - the counts and field lengths of each: they give each word's score but
+//     for nearness, which is at most as often as the word occurs;
+//   - only then, for a page that could still make it, the positions that
+//     tell nearness, and its exact score.
+func RankPostings(q Query, p Postings, st Stats, k int) (top []Ranked, total int) {
+	terms := q.Terms
+	n := len(terms)
+	var required, excluded uint32
+	idfs := make([]float64, n)
+	ub := make([]float64, n) // the most each word adds to a page
+	for i, t := range terms {
+		idfs[i] = idf(p.DF[i], st.Docs)
+		switch {
+		case t.Excluded:
+			excluded |= 1 << i
+			continue
+		case t.Required:
+			required |= 1 << i
+		}
+		ub[i] = MaxScore(p.DF[i], st.Docs)
+	}
+	type cursor struct {
+		page int64
+		body []byte
+		ok   bool
+	}
+	curs := make([]cursor, n)
+	next := func(i int) {
+		c := &curs[i]
+		c.page, c.body, c.ok = p.Lists[i].Next()
+	}
+	// page is the least page of the lists not read yet.
+	page, more := int64(0), false
+	for i := range curs {
+		next(i)
+		if c := &curs[i]; c.ok && (!more || c.page < page) {
+			page, more = c.page, true
+		}
+	}
+	norms := newNormTable(st)
+	best := &ranks{k: k}
+	heads := make([]posting, n)
+	bodies := make([][]byte, n)
+	var fieldPos [postingFields][]entry
+	var after int64
+	for ; more; page = after {
+		var held uint32
+		after, more = 0, false
+		for i := range curs {
+			c := &curs[i]
+			if !c.ok {
+				continue
+			}
+			if c.page == page {
+				if len(c.body) > 0 {
+					held |= 1 << i
+					bodies[i] = c.body
+				}
+				if next(i); !c.ok {
+					continue
+				}
+			}
+			if !more || c.page < after {
+				after, more = c.page, true
+			}
+		}
+		if held&excluded != 0 || held&required != required || held == 0 {
+			continue
+		}
+		if p.Keep != nil && !p.Keep(page, bodies[bits.TrailingZeros32(held)][0]&flagPublic != 0) {
+			continue
+		}
+		total++
+		bound := 0.0
+		for h := held; h != 0; h &= h - 1 {
+			bound += ub[bits.TrailingZeros32(h)]
+		}
+		if !best.within(bound) {
+			continue
+		}
+		// The page's field lengths, from whichever postings hold each
+		// field, and which fields hold two of its words or more.
+		var lens, inField [postingFields]int
+		for h := held; h != 0; h &= h - 1 {
+			i := bits.TrailingZeros32(h)
+			if !decodeHead(bodies[i], &heads[i]) {
+				held &^= 1 << i
+				continue
+			}
+			for f, c := range heads[i].counts {
+				if c > 0 {
+					lens[f] = heads[i].lens[f]
+					inField[f]++
+				}
+			}
+		}
+		shared := false
+		for _, c := range inField {
+			shared = shared || c > 1
+		}
+		if shared {
+			bound = 0
+			for h := held; h != 0; h &= h - 1 {
+				i := bits.TrailingZeros32(h)
+				bound += norms.bound(idfs[i], &heads[i], &lens, &inField)
+			}
+			if !best.within(bound) {
+				continue
+			}
+		}
+		var nears [MaxTerms][postingFields]int
+		if shared && !nearness(held, heads, &inField, &fieldPos, &nears) {
+			continue
+		}
+		score := 0.0
+		for i := range n {
+			if held&(1<<i) == 0 {
+				continue
+			}
+			tf, nf := frequencies(st, lens, heads[i].counts, nears[i])
+			if tf > 0 {
+				score += weigh(idfs[i], tf, nf)
+			}
+		}
+		best.offer(Ranked{page, score})
+	}
+	return best.result(), total
+}
+
+// nearness counts, for each word the page holds, its occurrences one or two
+// tokens after another of the words, in each field that holds two of them
+// or more (inField): what countToken counts from the text.
+func nearness(held uint32, heads []posting, inField *[postingFields]int, fieldPos *[postingFields][]entry, nears *[MaxTerms][postingFields]int) bool {
+	for f := range fieldPos {
+		fieldPos[f] = fieldPos[f][:0]
+	}
+	for h := held; h != 0; h &= h - 1 {
+		i := bits.TrailingZeros32(h)
+		if !heads[i].decodePositions(i, inField, fieldPos) {
+			return false
+		}
+	}
+	for f, es := range fieldPos {
+		if len(es) < 2 {
+			continue
+		}
+		slices.SortFunc(es, func(x, y entry) int { return cmp.Compare(x.pos, y.pos) })
+		for j, e := range es {
+			// Positions are distinct (a token has one stem), so another word
+			// one or two tokens before is among the two entries before.
+			for back := 1; back <= 2 && back <= j; back++ {
+				if d := es[j-back]; d.term != e.term && d.pos+2 >= e.pos {
+					nears[e.term][f]++
+					break
+				}
+			}
+		}
+	}
+	return true
+}
+
+// normTable holds 1/(1 − b + b·length/average) for the field lengths met so
+// far, so that bounding a page's score takes no division by field.
+type normTable struct {
+	inv [postingFields][]float64 // 0: not computed yet
+	st  Stats
+}
+
+// normTableLen covers field lengths below it; longer ones are computed.
+const normTableLen = 2048
+
+func newNormTable(st Stats) *normTable { return &normTable{st: st} }
+
+func (t *normTable) get(f, l int) float64 {
+	if l >= normTableLen {
+		return t.compute(f, l)
+	}
+	if t.inv[f] == nil {
+		t.inv[f] = make([]float64, normTableLen)
+	}
+	v := t.inv[f][l]
+	if v == 0 {
+		v = t.compute(f, l)
+		t.inv[f][l] = v
+	}
+	return v
+}
+
+func (t *normTable) compute(f, l int) float64 {
+	avg := [4]float64{t.st.AvgTitle, t.st.AvgTags, t.st.AvgHeadings, t.st.AvgBody}[f]
+	if avg <= 0 {
+		return 1
+	}
+	return 1 / (1 - b + b*float64(l)/avg)
+}
+
+// bound is the most a word of posting h adds to a page whose fields are
+// lens long: its score with every occurrence in a field shared with another
+// word counted near. The slack of ranks.within covers the rounding that
+// sets it apart from frequencies' float.
+func (t *normTable) bound(idf float64, h *posting, lens, inField *[postingFields]int) float64 {
+	var tf, nf float64
+	for f, c := range h.counts {
+		if c == 0 {
+			continue
+		}
+		x := fieldWeights[f] * float64(c) * t.get(f, lens[f])
+		tf += x
+		if inField[f] > 1 {
+			nf += x
+		}
+	}
+	return weigh(idf, tf, nf)
+}
+
+// entry is an occurrence of a query term in a field.
+type entry struct {
+	pos  uint32
+	term int
+}
+
+// decodePositions appends the term's occurrences in the fields that hold
+// two query words or more to fieldPos.
+func (p *posting) decodePositions(term int, inField *[postingFields]int, fieldPos *[postingFields][]entry) bool {
+	b := p.pos
+	for f, c := range p.counts {
+		last := uint64(0)
+		for j := range c {
+			v, n := uvarint(b)
+			if n <= 0 {
+				return false
+			}
+			b = b[n:]
+			if j > 0 {
+				v += last
+			}
+			last = v
+			if inField[f] > 1 {
+				fieldPos[f] = append(fieldPos[f], entry{uint32(v), term})
+			}
+		}
+	}
+	return true
+}
+
+// ranks keeps the k best pages offered, and the pages that tie the worst of
+// them.
+type ranks struct {
+	k    int
+	h    rankHeap // the k best, worst first
+	ties []Ranked // pages offered with the worst kept score, not kept
+}
+
+// slack keeps a bound summed in another order than the score it bounds from
+// passing over a page that ties.
+const slack = 1e-9
+
+// within reports whether a page whose score is at most s could still be
+// among the results.
+func (r *ranks) within(s float64) bool {
+	return len(r.h) < r.k || s >= r.h[0].Score-slack
+}
+
+func (r *ranks) offer(x Ranked) {
+	if r.k <= 0 {
+		return
+	}
+	if len(r.h) < r.k {
+		heap.Push(&r.h, x)
+		return
+	}
+	worst := r.h[0].Score
+	switch {
+	case x.Score < worst:
+		return
+	case x.Score == worst:
+		r.ties = append(r.ties, x)
+		return
+	}
+	out := r.h[0]
+	r.h[0] = x
+	heap.Fix(&r.h, 0)
+	if nw := r.h[0].Score; nw != worst {
+		r.ties = r.ties[:0]
+	}
+	if out.Score == r.h[0].Score {
+		r.ties = append(r.ties, out)
+	}
+}
+
+func (r *ranks) result() []Ranked {
+	out := append(slices.Clone([]Ranked(r.h)), r.ties...)
+	slices.SortFunc(out, func(x, y Ranked) int {
+		if c := cmp.Compare(y.Score, x.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Page, y.Page)
+	})
+	return out
+}
+
+type rankHeap []Ranked
+
+func (h rankHeap) Len() int           { return len(h) }
+func (h rankHeap) Less(i, j int) bool { return h[i].Score < h[j].Score }
+func (h rankHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *rankHeap) Push(x any)        { *h = append(*h, x.(Ranked)) }
+func (h *rankHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

@@ -1,0 +1,18 @@
+-- The postings index: for each stem of a workspace, what each page holding
+-- it holds of it (fields, counts, lengths, positions), in rows of consecutive
+-- pages named by their first (see store/postings.go). Questions of common
+-- words rank from it without reading pages. pages.stems records the stems a
+-- page is in, so that a rewrite or removal knows which lists to take it out
+-- of. The index starts empty; dropping the stored index version makes the
+-- docs service rebuild it from the pages at the next start.
+CREATE TABLE search_postings (
+    workspace_id BIGINT NOT NULL,
+    stem TEXT NOT NULL,
+    first_page BIGINT NOT NULL,
+    last_page BIGINT NOT NULL,
+    pages INTEGER NOT NULL,
+    data BYTEA NOT NULL,
+    PRIMARY KEY (workspace_id, stem, first_page)
+);
+ALTER TABLE pages ADD COLUMN stems TEXT NOT NULL DEFAULT '';
+DELETE FROM meta WHERE key = 'docs.index_version';

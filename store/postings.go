@@ -1,0 +1,576 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The postings index keeps, for each stem of a workspace, what every page
+// holding it holds of it (an opaque body the search package writes and
+// reads): ranking a question then reads its words' lists, not the pages.
+//
+// A stem's list is cut into rows of consecutive postings, each row named by
+// its first and last page and at most postingRowBytes long (or one
+// posting): a common word's list is a few dozen rows to read, a rare word's
+// one, and writing a page rewrites one short row per stem. A new page, whose
+// ID is above every other, joins the last row of each of its stems, or
+// starts a row after it once that row is postingRowSealed long. Within a row,
+// postings are in page order, each framed as uvarint(page − previous page,
+// the first from the row's first page), uvarint(body length), body.
+const (
+	postingRowBytes  = 8 << 10
+	postingRowSealed = 1 << 10
+)
+
+// stemKey names one stem's list.
+type stemKey struct {
+	ws   int64
+	stem string
+}
+
+func (k stemKey) compare(o stemKey) int {
+	if c := cmp.Compare(k.ws, o.ws); c != 0 {
+		return c
+	}
+	return cmp.Compare(k.stem, o.stem)
+}
+
+// postEdit says that page now holds body of a stem (nil: nothing).
+type postEdit struct {
+	key  stemKey
+	page int64
+	body []byte
+}
+
+// setPostings replaces the page's postings: the stems it held (as recorded
+// in pages.stems) lose it, the stems of idx gain it.
+func (tx *Tx) setPostings(ctx context.Context, ws, page int64, idx PageIndex, state indexState) error {
+	if state == indexed {
+		if err := tx.dropPostings(ctx, page); err != nil {
+			return err
+		}
+	}
+	if len(idx.Stems) != len(idx.Postings) {
+		return fmt.Errorf("page index has %d stems and %d postings", len(idx.Stems), len(idx.Postings))
+	}
+	for i, s := range idx.Stems {
+		tx.postings = append(tx.postings, postEdit{key: stemKey{ws, s}, page: page, body: idx.Postings[i]})
+	}
+	if state == inserted {
+		return nil
+	}
+	_, err := tx.exec(ctx, "UPDATE pages SET stems = ? WHERE id = ?", strings.Join(idx.Stems, " "), page)
+	return err
+}
+
+// ClearPostings empties the postings index of every workspace, for a
+// rebuild that then indexes every page again (ReindexPage): removing each
+// page from its lists one by one would rewrite every row many times. Pages
+// still record their old stems until they are indexed again; a rebuild cut
+// short starts over with this.
+func (tx *Tx) ClearPostings(ctx context.Context) error {
+	_, err := tx.exec(ctx, "DELETE FROM search_postings")
+	return err
+}
+
+// dropPostings removes the page from the lists of the stems it holds.
+func (tx *Tx) dropPostings(ctx context.Context, page int64) error {
+	var (
+		ws    int64
+		stems string
+	)
+	if err := tx.queryRow(ctx, "SELECT workspace_id, stems FROM pages WHERE id = ?", page).Scan(&ws, &stems); err != nil {
+		return fmt.Errorf("read page stems: %w", err)
+	}
+	for s := range strings.FieldsSeq(stems) {
+		tx.postings = append(tx.postings, postEdit{key: stemKey{ws, s}, page: page})
+	}
+	_, err := tx.exec(ctx, "UPDATE pages SET stems = '' WHERE id = ?", page)
+	return err
+}
+
+// postingListsAtOnce is how many stems one statement of flushPostings reads
+// the rows of, and postingRowsAtOnce how many rows one writes: an import's
+// transaction touches tens of thousands.
+const (
+	postingListsAtOnce = 100
+	postingRowsAtOnce  = 200
+)
+
+// flushPostings rewrites the rows the transaction's page writes touched.
+func (tx *Tx) flushPostings(ctx context.Context) error {
+	edits := tx.postings
+	tx.postings = nil
+	if len(edits) == 0 {
+		return nil
+	}
+	// By list, then page; for one page of a list, the last edit holds.
+	// Edits are laid out list by list in one array: a slice per list costs
+	// an import's batch hundreds of megabytes of garbage.
+	at := map[stemKey]int{}
+	var keys []stemKey
+	var counts []int
+	for _, e := range edits {
+		i, ok := at[e.key]
+		if !ok {
+			i = len(keys)
+			at[e.key] = i
+			keys = append(keys, e.key)
+			counts = append(counts, 0)
+		}
+		counts[i]++
+	}
+	starts := make([]int, len(keys)+1)
+	for i, c := range counts {
+		starts[i+1] = starts[i] + c
+	}
+	grouped := make([]postEdit, len(edits))
+	fill := slices.Clone(starts[:len(keys)])
+	for _, e := range edits {
+		i := at[e.key]
+		grouped[fill[i]] = e
+		fill[i]++
+	}
+	byList := make(map[stemKey][]postEdit, len(keys))
+	for i, k := range keys {
+		es := grouped[starts[i]:starts[i+1]:starts[i+1]]
+		if !slices.IsSortedFunc(es, comparePage) {
+			slices.SortStableFunc(es, comparePage)
+		}
+		byList[k] = es
+	}
+	slices.SortFunc(keys, stemKey.compare)
+	if tx.db.engine == Postgres {
+		// Writers of one workspace take turns here until they commit:
+		// rewriting a row reads it first, and two transactions rewriting
+		// the same list at once would each drop the other's pages. Today
+		// they already queue on the workspace's search_stats row, which
+		// every page write updates; this lock does not lean on that. (On
+		// SQLite the one writer sees to it.)
+		var wss []int64
+		for _, k := range keys {
+			if len(wss) == 0 || wss[len(wss)-1] != k.ws {
+				wss = append(wss, k.ws)
+			}
+		}
+		for _, ws := range wss {
+			if _, err := tx.exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('atrium.postings'), CAST(? AS INTEGER))", ws); err != nil {
+				return fmt.Errorf("lock the postings index: %w", err)
+			}
+		}
+	}
+	w := rowWriter{tx: tx}
+	for len(keys) > 0 {
+		n := 1
+		for n < len(keys) && n < postingListsAtOnce && keys[n].ws == keys[0].ws {
+			n++
+		}
+		if err := w.rewrite(ctx, keys[:n], byList); err != nil {
+			return err
+		}
+		keys = keys[n:]
+	}
+	return w.flush(ctx)
+}
+
+func comparePage(x, y postEdit) int { return cmp.Compare(x.page, y.page) }
+
+// rowWriter gathers the row writes of a flush into statements of many rows.
+type rowWriter struct {
+	tx     *Tx
+	ws     int64
+	gone   []any // stem, first page of rows to delete
+	upsert []any // the six columns of rows to write
+	merged []rawPosting
+	buf    []byte // the rows in upsert
+}
+
+// rewrite applies the edits of lists keys, all of one workspace: it reads
+// the rows that hold or neighbour the edited pages, merges the edits in, and
+// cuts the result into rows again.
+func (w *rowWriter) rewrite(ctx context.Context, keys []stemKey, byList map[stemKey][]postEdit) error {
+	ws := keys[0].ws
+	if ws != w.ws {
+		if err := w.flush(ctx); err != nil {
+			return err
+		}
+		w.ws = ws
+	}
+	// For each list, its rows from the one an edit of the least page
+	// belongs to (the last row starting at or before it) to the last
+	// starting at or before the greatest. The CROSS JOIN keeps SQLite
+	// from scanning the workspace's whole index for them.
+	values := strings.TrimSuffix(strings.Repeat("(CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS BIGINT)), ", len(keys)), ", ")
+	args := make([]any, 0, 3+3*len(keys))
+	for _, k := range keys {
+		es := byList[k]
+		args = append(args, k.stem, es[0].page, es[len(es)-1].page)
+	}
+	// A row that only gains pages after its last is left as it is once it
+	// is postingRowSealed long: the new pages start a row of their own. An
+	// import or a new page then writes what it adds, not the row before.
+	args = append(args, postingRowSealed, ws, ws)
+	rows, err := w.tx.query(ctx, `WITH e (stem, lo, hi) AS (VALUES `+values+`)
+		SELECT p.stem, p.first_page, CASE WHEN e.lo > p.last_page AND length(p.data) >= ? THEN NULL ELSE p.data END
+		FROM e CROSS JOIN search_postings p
+		WHERE p.workspace_id = ? AND p.stem = e.stem AND p.first_page <= e.hi AND p.first_page >= COALESCE((SELECT MAX(q.first_page) FROM search_postings q
+			WHERE q.workspace_id = ? AND q.stem = e.stem AND q.first_page <= e.lo), 0)`, args...)
+	if err != nil {
+		return fmt.Errorf("read postings: %w", err)
+	}
+	type row struct {
+		first int64
+		data  []byte // nil: sealed, kept as it is
+	}
+	old := map[string][]row{}
+	for rows.Next() {
+		var (
+			stem string
+			r    row
+		)
+		if err := rows.Scan(&stem, &r.first, &r.data); err != nil {
+			rows.Close()
+			return fmt.Errorf("read postings: %w", err)
+		}
+		old[stem] = append(old[stem], r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read postings: %w", err)
+	}
+	var list []rawPosting
+	for _, k := range keys {
+		list = list[:0]
+		rs := old[k.stem]
+		slices.SortFunc(rs, func(x, y row) int { return cmp.Compare(x.first, y.first) })
+		rs = slices.DeleteFunc(rs, func(r row) bool { return r.data == nil })
+		for _, r := range rs {
+			if list, err = appendRow(list, r.data, r.first); err != nil {
+				return fmt.Errorf("postings of %q: %w", k.stem, err)
+			}
+		}
+		w.merged = mergePostings(w.merged[:0], list, byList[k])
+		list = append(list[:0], w.merged...)
+		// Cut anew; the rows read and not written again go.
+		written := map[int64]bool{}
+		for len(list) > 0 {
+			n, size := 0, 0
+			for n < len(list) && (n == 0 || size+len(list[n].body)+2*binary.MaxVarintLen32 <= postingRowBytes) {
+				size += len(list[n].body) + 2*binary.MaxVarintLen32
+				n++
+			}
+			first := list[0].page
+			written[first] = true
+			start := len(w.buf)
+			w.buf = encodeRow(w.buf, list[:n], first)
+			if err := w.add(ctx, k.stem, first, list[n-1].page, n, w.buf[start:len(w.buf):len(w.buf)]); err != nil {
+				return err
+			}
+			list = list[n:]
+		}
+		for _, r := range rs {
+			if !written[r.first] {
+				if err := w.drop(ctx, k.stem, r.first); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (w *rowWriter) add(ctx context.Context, stem string, first, last int64, n int, data []byte) error {
+	w.upsert = append(w.upsert, w.ws, stem, first, last, n, data)
+	if len(w.upsert) >= 6*postingRowsAtOnce {
+		return w.flush(ctx)
+	}
+	return nil
+}
+
+func (w *rowWriter) drop(ctx context.Context, stem string, first int64) error {
+	w.gone = append(w.gone, stem, first)
+	if len(w.gone) >= 2*postingRowsAtOnce {
+		return w.flush(ctx)
+	}
+	return nil
+}
+
+// flush runs the writes gathered. Deletions go first: a row deleted is never
+// one written again in the same flush (rewrite keeps those).
+func (w *rowWriter) flush(ctx context.Context) error {
+	if len(w.gone) > 0 {
+		pairs := strings.TrimSuffix(strings.Repeat("(CAST(? AS TEXT), CAST(? AS BIGINT)), ", len(w.gone)/2), ", ")
+		if _, err := w.tx.exec(ctx, "DELETE FROM search_postings WHERE workspace_id = ? AND (stem, first_page) IN (VALUES "+pairs+")", append([]any{w.ws}, w.gone...)...); err != nil {
+			return fmt.Errorf("write postings: %w", err)
+		}
+		w.gone = w.gone[:0]
+	}
+	if len(w.upsert) > 0 {
+		values := strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?), ", len(w.upsert)/6), ", ")
+		if _, err := w.tx.exec(ctx, "INSERT INTO search_postings (workspace_id, stem, first_page, last_page, pages, data) VALUES "+values+
+			" ON CONFLICT (workspace_id, stem, first_page) DO UPDATE SET last_page = excluded.last_page, pages = excluded.pages, data = excluded.data", w.upsert...); err != nil {
+			return fmt.Errorf("write postings: %w", err)
+		}
+		w.upsert = w.upsert[:0]
+		w.buf = nil // the driver may keep what it was given
+	}
+	return nil
+}
+
+// mergePostings appends to out list (by page) with edits (of one list, by
+// page) applied.
+func mergePostings(out, list []rawPosting, edits []postEdit) []rawPosting {
+	i := 0
+	for j := 0; j < len(edits); j++ {
+		e := edits[j]
+		if j+1 < len(edits) && edits[j+1].page == e.page {
+			continue // a later edit of the same page holds
+		}
+		for i < len(list) && list[i].page < e.page {
+			out = append(out, list[i])
+			i++
+		}
+		if i < len(list) && list[i].page == e.page {
+			i++
+		}
+		if e.body != nil {
+			out = append(out, rawPosting{e.page, e.body})
+		}
+	}
+	return append(out, list[i:]...)
+}
+
+type rawPosting struct {
+	page int64
+	body []byte
+}
+
+// appendRow decodes a row's postings, whose first page is first. The bodies
+// alias data.
+func appendRow(dst []rawPosting, data []byte, first int64) ([]rawPosting, error) {
+	page := first
+	for len(data) > 0 {
+		d, n := binary.Uvarint(data)
+		if n <= 0 {
+			return dst, errCorruptRow
+		}
+		data = data[n:]
+		l, n := binary.Uvarint(data)
+		if n <= 0 || uint64(len(data)-n) < l {
+			return dst, errCorruptRow
+		}
+		data = data[n:]
+		page += int64(d)
+		dst = append(dst, rawPosting{page, data[:l]})
+		data = data[l:]
+	}
+	return dst, nil
+}
+
+var errCorruptRow = errors.New("corrupt postings row")
+
+func encodeRow(dst []byte, list []rawPosting, first int64) []byte {
+	prev := first
+	for _, p := range list {
+		dst = binary.AppendUvarint(dst, uint64(p.page-prev))
+		dst = binary.AppendUvarint(dst, uint64(len(p.body)))
+		dst = append(dst, p.body...)
+		prev = p.page
+	}
+	return dst
+}
+
+// A PostingList is one stem's postings in a workspace, read in page order
+// with Next.
+type PostingList struct {
+	Pages int // how many pages hold the stem
+	rows  []postingRow
+	page  int64
+	err   error
+}
+
+type postingRow struct {
+	first int64
+	data  []byte
+}
+
+// Next returns the next page holding the stem and its posting body; ok is
+// false past the last, or at a row that does not decode (Err says so).
+func (l *PostingList) Next() (page int64, body []byte, ok bool) {
+	for len(l.rows) > 0 && len(l.rows[0].data) == 0 {
+		l.rows = l.rows[1:]
+		if len(l.rows) > 0 {
+			l.page = l.rows[0].first
+		}
+	}
+	if len(l.rows) == 0 || l.err != nil {
+		return 0, nil, false
+	}
+	r := &l.rows[0]
+	d, n := uvarint(r.data)
+	if n <= 0 {
+		l.err = errCorruptRow
+		return 0, nil, false
+	}
+	size, m := uvarint(r.data[n:])
+	if m <= 0 || uint64(len(r.data)-n-m) < size {
+		l.err = errCorruptRow
+		return 0, nil, false
+	}
+	l.page += int64(d)
+	body = r.data[n+m : n+m+int(size)]
+	r.data = r.data[n+m+int(size):]
+	return l.page, body, true
+}
+
+// Err reports a row that did not decode.
+func (l *PostingList) Err() error { return l.err }
+
+func uvarint(b []byte) (uint64, int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1
+	}
+	return binary.Uvarint(b)
+}
+
+// PostingLists returns the postings of each of stems in workspace ws, in the
+// order given (a stem no page holds has an empty list).
+func (tx *Tx) PostingLists(ctx context.Context, ws int64, stems []string) ([]*PostingList, error) {
+	out := make([]*PostingList, len(stems))
+	at := map[string]int{}
+	args := []any{ws}
+	for i, s := range stems {
+		out[i] = &PostingList{}
+		if _, ok := at[s]; !ok {
+			at[s] = i
+			args = append(args, s)
+		}
+	}
+	if len(args) == 1 {
+		return out, nil
+	}
+	rows, err := tx.query(ctx, "SELECT stem, first_page, pages, data FROM search_postings WHERE workspace_id = ? AND stem IN ("+placeholders(len(args)-1)+") ORDER BY stem, first_page", args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			stem         string
+			first, pages int64
+			data         []byte
+		)
+		if err := rows.Scan(&stem, &first, &pages, &data); err != nil {
+			return nil, err
+		}
+		l := out[at[stem]]
+		if len(l.rows) == 0 {
+			l.page = first
+		}
+		l.Pages += int(pages)
+		l.rows = append(l.rows, postingRow{first, data})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i, s := range stems {
+		if j := at[s]; j != i {
+			c := *out[j]
+			c.rows = slices.Clone(c.rows)
+			out[i] = &c
+		}
+	}
+	return out, nil
+}
+
+// CheckPostings verifies the postings index of workspace ws against the
+// pages: every list's rows are in page order without overlap, each row's
+// counts and bounds are what it holds, and each page is in exactly the
+// lists of the stems it records. It reads the whole index: for tests and
+// repair, not for serving.
+func (tx *Tx) CheckPostings(ctx context.Context, ws int64) error {
+	want := map[string]map[int64]bool{}
+	rows, err := tx.query(ctx, "SELECT id, stems FROM pages WHERE workspace_id = ?", ws)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var (
+			id    int64
+			stems string
+		)
+		if err := rows.Scan(&id, &stems); err != nil {
+			rows.Close()
+			return err
+		}
+		for s := range strings.FieldsSeq(stems) {
+			if want[s] == nil {
+				want[s] = map[int64]bool{}
+			}
+			want[s][id] = true
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	type row struct {
+		stem               string
+		first, last, pages int64
+		data               []byte
+	}
+	all, err := queryAll(ctx, tx, func(sc scanner) (r row, err error) {
+		err = sc.Scan(&r.stem, &r.first, &r.last, &r.pages, &r.data)
+		return r, err
+	}, "SELECT stem, first_page, last_page, pages, data FROM search_postings WHERE workspace_id = ? ORDER BY stem, first_page", ws)
+	if err != nil {
+		return err
+	}
+	got := map[string]map[int64]bool{}
+	for i, r := range all {
+		list, err := appendRow(nil, r.data, r.first)
+		if err != nil {
+			return fmt.Errorf("%q row at %d: %w", r.stem, r.first, err)
+		}
+		switch {
+		case len(list) == 0 || int64(len(list)) != r.pages:
+			return fmt.Errorf("%q row at %d holds %d postings, says %d", r.stem, r.first, len(list), r.pages)
+		case list[0].page != r.first || list[len(list)-1].page != r.last:
+			return fmt.Errorf("%q row at %d spans %d–%d, says %d–%d", r.stem, r.first, list[0].page, list[len(list)-1].page, r.first, r.last)
+		case i > 0 && all[i-1].stem == r.stem && all[i-1].last >= r.first:
+			return fmt.Errorf("%q rows at %d and %d overlap", r.stem, all[i-1].first, r.first)
+		}
+		for j, p := range list {
+			if j > 0 && p.page <= list[j-1].page {
+				return fmt.Errorf("%q row at %d is out of order at page %d", r.stem, r.first, p.page)
+			}
+			if len(p.body) == 0 {
+				return fmt.Errorf("%q row at %d: page %d has an empty posting", r.stem, r.first, p.page)
+			}
+			if got[r.stem] == nil {
+				got[r.stem] = map[int64]bool{}
+			}
+			got[r.stem][p.page] = true
+		}
+	}
+	for s, pages := range want {
+		for p := range pages {
+			if !got[s][p] {
+				return fmt.Errorf("page %d holds %q but is not in its list", p, s)
+			}
+		}
+	}
+	for s, pages := range got {
+		for p := range pages {
+			if !want[s][p] {
+				return fmt.Errorf("page %d is in the list of %q but does not hold it", p, s)
+			}
+		}
+	}
+	return nil
+}
