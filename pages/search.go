@@ -180,13 +180,9 @@ func newRanking(ctx context.Context, tx *store.Tx, ws int64, q search.Query, dfs
 	if err != nil {
 		return nil, err
 	}
-	rk := &ranking{tx: tx, ws: ws, q: q, stats: search.Stats{Docs: st.Docs}, df: map[string]int{},
+	rk := &ranking{tx: tx, ws: ws, q: q, stats: corpusStats(st), df: map[string]int{},
 		phrases: slices.ContainsFunc(q.Terms, func(t search.Term) bool { return t.Phrase != nil }),
 		cheapDF: max(1000, st.Docs/50)}
-	if st.Docs > 0 {
-		n := float64(st.Docs)
-		rk.stats.AvgTitle, rk.stats.AvgTags, rk.stats.AvgHeadings, rk.stats.AvgBody = float64(st.Lens[0])/n, float64(st.Lens[1])/n, float64(st.Lens[2])/n, float64(st.Lens[3])/n
-	}
 	var counted []string
 	for _, tok := range dfTokens(q) {
 		if n, ok := dfs.get(ws, st.Generation, tok); ok {
@@ -213,6 +209,16 @@ func newRanking(ctx context.Context, tx *store.Tx, ws int64, q search.Query, dfs
 		}
 	}
 	return rk, nil
+}
+
+// corpusStats are BM25's figures of a workspace's index.
+func corpusStats(st store.SearchStats) search.Stats {
+	stats := search.Stats{Docs: st.Docs}
+	if st.Docs > 0 {
+		n := float64(st.Docs)
+		stats.AvgTitle, stats.AvgTags, stats.AvgHeadings, stats.AvgBody = float64(st.Lens[0])/n, float64(st.Lens[1])/n, float64(st.Lens[2])/n, float64(st.Lens[3])/n
+	}
+	return stats
 }
 
 // dfCache keeps document frequencies between searches: counting the pages
@@ -529,11 +535,7 @@ func rankPostings(ctx context.Context, tx *store.Tx, ws int64, q search.Query, f
 	if err != nil {
 		return err
 	}
-	stats := search.Stats{Docs: st.Docs}
-	if st.Docs > 0 {
-		n := float64(st.Docs)
-		stats.AvgTitle, stats.AvgTags, stats.AvgHeadings, stats.AvgBody = float64(st.Lens[0])/n, float64(st.Lens[1])/n, float64(st.Lens[2])/n, float64(st.Lens[3])/n
-	}
+	stats := corpusStats(st)
 	stems := make([]string, len(q.Terms))
 	for i, t := range q.Terms {
 		stems[i] = t.Text

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -159,7 +160,7 @@ func (tx *Tx) flushPostings(ctx context.Context) error {
 			}
 		}
 		for _, ws := range wss {
-			if _, err := tx.exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('atrium.postings'), CAST(? AS INTEGER))", ws); err != nil {
+			if _, err := tx.exec(ctx, "SELECT pg_advisory_xact_lock(hashtext(?))", "atrium.postings."+strconv.FormatInt(ws, 10)); err != nil {
 				return fmt.Errorf("lock the postings index: %w", err)
 			}
 		}
