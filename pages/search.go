@@ -17,9 +17,10 @@ import (
 	"github.com/atrium-hq/atrium/store"
 )
 
-// Search limits. Ranking reads every candidate, so candidates are capped (in
-// page-ID order, the same on both engines); a query that matches more than
-// that many pages ranks the first ones and says so.
+// Search limits. A query with a prefix or a phrase is ranked from its
+// candidates' text, so candidates are capped (in page-ID order, the same on
+// both engines); one that matches more than that many pages ranks the first
+// ones and says so. A query of words ranks from the postings index, exactly.
 const (
 	maxScored          = 5000
 	defaultSearchLimit = 20
@@ -59,7 +60,9 @@ type SearchResult struct {
 // title, tags, headings and body. Every word counts toward the rank and none is
 // required unless quoted ("exact phrase") or marked (+word); word* is a prefix
 // and -word excludes. Ranking happens here, in Go, from the same inputs on
-// SQLite and PostgreSQL, so both engines answer alike.
+// SQLite and PostgreSQL, so both engines answer alike: a query of words from
+// its words' postings lists (rankPostings), one with a prefix or a phrase
+// from its candidates' text.
 func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, error) {
 	a, member, err := reader(ctx)
 	if err != nil {
