@@ -118,9 +118,17 @@ func TestRankByTermEqualsRankAll(t *testing.T) {
 // page does. On PostgreSQL the writers are concurrent transactions: two
 // rewriting one list must not drop each other's pages.
 func TestPostingsIndexUnderConcurrentWriters(t *testing.T) {
+	// Pages wait beside the lists until a few are pending, or until many
+	// are: both ways, and the folds in between, must keep the index exact.
+	for _, pending := range []int{3, 1000} {
+		t.Run(fmt.Sprintf("pending=%d", pending), func(t *testing.T) { testPostingsUnderConcurrentWriters(t, pending) })
+	}
+}
+
+func testPostingsUnderConcurrentWriters(t *testing.T, pending int) {
 	storetest.Each(t, func(t *testing.T, e store.Engine) {
 		ctx := context.Background()
-		db := storetest.MustOpen(t, e, nil)
+		db := storetest.MustOpen(t, e, &store.Options{PendingPages: pending})
 		a := identitytest.Agent(t, identitytest.New(t, db), "t", "")
 		ctx = atrium.NewContextWithActor(ctx, a)
 		svc := New(db, nil)
@@ -196,5 +204,87 @@ func TestPostingsIndexUnderConcurrentWriters(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+	})
+}
+
+// Pages rewritten or deleted after the lists took them in wait beside the
+// lists with their old postings still there: searches must see them as they
+// are now, and the fold that takes them in must leave the lists exact.
+func TestPendingPagesSupersedeTheirLists(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		ctx := context.Background()
+		db := storetest.MustOpen(t, e, &store.Options{PendingPages: 10})
+		a := identitytest.Agent(t, identitytest.New(t, db), "t", "")
+		ctx = atrium.NewContextWithActor(ctx, a)
+		svc := New(db, nil)
+		write := func(path, content string) {
+			t.Helper()
+			if _, err := svc.WritePage(ctx, WriteRequest{Path: path, Content: content, Overwrite: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 30 { // three folds
+			write(fmt.Sprintf("P%02d.md", i), fmt.Sprintf("# Page %d\n\nstorage migration plan %s\n", i, strings.Repeat("review ", i%4)))
+		}
+		check := func(stage string) {
+			t.Helper()
+			err := db.View(ctx, func(tx *store.Tx) error {
+				if err := tx.CheckPostings(ctx, a.Workspace.ID); err != nil {
+					return err
+				}
+				for _, query := range []string{"storage review", "budget", "plan -budget", "+migration team"} {
+					q, err := search.ParseQuery(query)
+					if err != nil {
+						return err
+					}
+					f := store.CandidateFilter{IncludePrivate: true}
+					rk, err := newRanking(ctx, tx, a.Workspace.ID, q, &dfCache{})
+					if err != nil {
+						return err
+					}
+					t1, t2 := newTopK(50), newTopK(50)
+					var r1, r2 SearchResult
+					if err := rk.rankAll(ctx, f, t1, &r1); err != nil {
+						return err
+					}
+					if err := rankPostings(ctx, tx, a.Workspace.ID, q, f, t2, &r2); err != nil {
+						return err
+					}
+					if diff := cmp.Diff(t1.sorted(), t2.sorted(), cmp.AllowUnexported(hit{})); diff != "" || r1.Total != r2.Total {
+						t.Errorf("%s: %q: totals %d vs %d; (-all +postings):\n%s", stage, query, r1.Total, r2.Total, diff)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("%s: %v", stage, err)
+			}
+		}
+		// Rewritten (other words, or the same words elsewhere) and deleted:
+		// all pending, over lists that still hold them as they were.
+		write("P03.md", "# Page 3\n\nthe team budget\n")
+		write("P04.md", "# Page 4\n\nreview review storage, then the storage migration plan\n")
+		write("P05.md", "# Page 5\n\nbudget team migration\n")
+		for _, p := range []string{"P06.md", "P07.md"} {
+			if _, err := svc.DeletePage(ctx, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := svc.RestorePage(ctx, RestoreRequest{Path: "P07.md"}); err != nil {
+			t.Fatal(err)
+		}
+		var waiting int
+		if err := db.View(ctx, func(tx *store.Tx) error {
+			var err error
+			waiting, err = tx.PendingCount(ctx, a.Workspace.ID)
+			return err
+		}); err != nil || waiting != 5 {
+			t.Fatalf("pending pages: %d %v; the test no longer tests pages waiting over their lists", waiting, err)
+		}
+		check("pending")
+		for i := range 5 { // a fold
+			write(fmt.Sprintf("P%02d.md", 10+i), "# Again\n\nbudget plan\n")
+		}
+		check("folded")
 	})
 }

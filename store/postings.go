@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,25 +50,71 @@ type postEdit struct {
 	body []byte
 }
 
-// setPostings replaces the page's postings: the stems it held (as recorded
-// in pages.stems) lose it, the stems of idx gain it.
+// pendingPage is a page whose postings a transaction changed: the stems
+// whose lists hold its older postings (base), and its postings now.
+type pendingPage struct {
+	ws     int64
+	base   string // stems, space-separated
+	stems  []string
+	bodies [][]byte
+}
+
+// setPostings records the page's postings now; flushPostings writes them.
 func (tx *Tx) setPostings(ctx context.Context, ws, page int64, idx PageIndex, state indexState) error {
-	if state == indexed {
-		if err := tx.dropPostings(ctx, page); err != nil {
-			return err
-		}
-	}
 	if len(idx.Stems) != len(idx.Postings) {
 		return fmt.Errorf("page index has %d stems and %d postings", len(idx.Stems), len(idx.Postings))
 	}
-	for i, s := range idx.Stems {
-		tx.postings = append(tx.postings, postEdit{key: stemKey{ws, s}, page: page, body: idx.Postings[i]})
+	p, err := tx.pendingOf(ctx, ws, page, state)
+	if err != nil {
+		return err
 	}
+	p.stems, p.bodies = idx.Stems, idx.Postings
 	if state == inserted {
 		return nil
 	}
-	_, err := tx.exec(ctx, "UPDATE pages SET stems = ? WHERE id = ?", strings.Join(idx.Stems, " "), page)
+	_, err = tx.exec(ctx, "UPDATE pages SET stems = ? WHERE id = ?", strings.Join(idx.Stems, " "), page)
 	return err
+}
+
+// dropPostings records that the page holds no stem any more.
+func (tx *Tx) dropPostings(ctx context.Context, page int64) error {
+	var ws int64
+	if err := tx.queryRow(ctx, "SELECT workspace_id FROM pages WHERE id = ?", page).Scan(&ws); err != nil {
+		return fmt.Errorf("read page: %w", err)
+	}
+	p, err := tx.pendingOf(ctx, ws, page, indexed)
+	if err != nil {
+		return err
+	}
+	p.stems, p.bodies = nil, nil
+	_, err = tx.exec(ctx, "UPDATE pages SET stems = '' WHERE id = ?", page)
+	return err
+}
+
+// pendingOf returns the transaction's record of the page, made at its first
+// change: the lists holding its older postings are those its pending row
+// names, or, when it has none, those of the stems it records (an indexed
+// page) or none.
+func (tx *Tx) pendingOf(ctx context.Context, ws, page int64, state indexState) (*pendingPage, error) {
+	if p := tx.pending[page]; p != nil {
+		return p, nil
+	}
+	p := &pendingPage{ws: ws}
+	err := tx.queryRow(ctx, "SELECT base_stems FROM search_pending WHERE workspace_id = ? AND page_id = ?", ws, page).Scan(&p.base)
+	switch {
+	case errors.Is(err, sql.ErrNoRows) && state == indexed:
+		if err := tx.queryRow(ctx, "SELECT stems FROM pages WHERE id = ?", page).Scan(&p.base); err != nil {
+			return nil, fmt.Errorf("read page stems: %w", err)
+		}
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return nil, fmt.Errorf("read pending postings: %w", err)
+	}
+	if tx.pending == nil {
+		tx.pending = map[int64]*pendingPage{}
+	}
+	tx.pending[page] = p
+	return p, nil
 }
 
 // ClearPostings empties the postings index of every workspace, for a
@@ -75,24 +123,12 @@ func (tx *Tx) setPostings(ctx context.Context, ws, page int64, idx PageIndex, st
 // still record their old stems until they are indexed again; a rebuild cut
 // short starts over with this.
 func (tx *Tx) ClearPostings(ctx context.Context) error {
-	_, err := tx.exec(ctx, "DELETE FROM search_postings")
-	return err
-}
-
-// dropPostings removes the page from the lists of the stems it holds.
-func (tx *Tx) dropPostings(ctx context.Context, page int64) error {
-	var (
-		ws    int64
-		stems string
-	)
-	if err := tx.queryRow(ctx, "SELECT workspace_id, stems FROM pages WHERE id = ?", page).Scan(&ws, &stems); err != nil {
-		return fmt.Errorf("read page stems: %w", err)
+	for _, q := range []string{"DELETE FROM search_postings", "DELETE FROM search_pending"} {
+		if _, err := tx.exec(ctx, q); err != nil {
+			return err
+		}
 	}
-	for s := range strings.FieldsSeq(stems) {
-		tx.postings = append(tx.postings, postEdit{key: stemKey{ws, s}, page: page})
-	}
-	_, err := tx.exec(ctx, "UPDATE pages SET stems = '' WHERE id = ?", page)
-	return err
+	return nil
 }
 
 // postingListsAtOnce is how many stems one statement of flushPostings reads
@@ -103,16 +139,114 @@ const (
 	postingRowsAtOnce  = 200
 )
 
-// flushPostings rewrites the rows the transaction's page writes touched.
+// flushPostings writes the postings of the pages the transaction changed.
+//
+// Rewriting a page's postings in place touches one row of each of its stems,
+// a hundred or more rows for one page. So a written page goes first to
+// search_pending, one row, which searches read beside the lists
+// (PostingLists); once a workspace has Options.PendingPages pages there, the
+// write that brings it there folds them all into the lists, each row of a
+// list rewritten once for all of them. An import's batch folds at once.
 func (tx *Tx) flushPostings(ctx context.Context) error {
-	edits := tx.postings
-	tx.postings = nil
+	pend := tx.pending
+	tx.pending = nil
+	byWS := map[int64][]int64{}
+	for page, p := range pend {
+		byWS[p.ws] = append(byWS[p.ws], page)
+	}
+	wss := slices.Sorted(maps.Keys(byWS))
+	for _, ws := range wss {
+		pages := byWS[ws]
+		slices.Sort(pages)
+		if tx.db.engine == Postgres {
+			// Writers of one workspace take turns here until they commit:
+			// rewriting a row reads it first, and two transactions
+			// rewriting the same list at once would each drop the other's
+			// pages. Today they already queue on the workspace's
+			// search_stats row, which every page write updates; this lock
+			// does not lean on that. (On SQLite the one writer sees to it.)
+			if _, err := tx.exec(ctx, "SELECT pg_advisory_xact_lock(hashtext(?))", "atrium.postings."+strconv.FormatInt(ws, 10)); err != nil {
+				return fmt.Errorf("lock the postings index: %w", err)
+			}
+		}
+		waiting, err := tx.PendingCount(ctx, ws)
+		if err != nil {
+			return fmt.Errorf("count pending postings: %w", err)
+		}
+		if waiting+len(pages) < tx.db.pendingPages {
+			if err := tx.writePending(ctx, ws, pages, pend); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := tx.fold(ctx, ws, pages, pend); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writePending writes pages to search_pending.
+func (tx *Tx) writePending(ctx context.Context, ws int64, pages []int64, pend map[int64]*pendingPage) error {
+	for chunk := range slices.Chunk(pages, postingRowsAtOnce) {
+		args := make([]any, 0, 4*len(chunk))
+		for _, page := range chunk {
+			p := pend[page]
+			args = append(args, ws, page, p.base, encodePending(p.stems, p.bodies))
+		}
+		values := strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?), ", len(chunk)), ", ")
+		if _, err := tx.exec(ctx, "INSERT INTO search_pending (workspace_id, page_id, base_stems, data) VALUES "+values+
+			" ON CONFLICT (workspace_id, page_id) DO UPDATE SET base_stems = excluded.base_stems, data = excluded.data", args...); err != nil {
+			return fmt.Errorf("write pending postings: %w", err)
+		}
+	}
+	return nil
+}
+
+// fold takes the workspace's pending pages and pages into its lists.
+func (tx *Tx) fold(ctx context.Context, ws int64, pages []int64, pend map[int64]*pendingPage) error {
+	waiting, err := tx.pendingPages(ctx, ws)
+	if err != nil {
+		return err
+	}
+	all := make(map[int64]*pendingPage, len(waiting)+len(pages))
+	for _, w := range waiting {
+		all[w.page] = &pendingPage{ws: ws, base: w.base, stems: w.stems, bodies: w.bodies}
+	}
+	for _, page := range pages {
+		all[page] = pend[page] // its base is the pending row's, read by pendingOf
+	}
+	order := slices.Sorted(maps.Keys(all))
+	var edits []postEdit
+	for _, page := range order {
+		p := all[page]
+		for s := range strings.FieldsSeq(p.base) {
+			edits = append(edits, postEdit{key: stemKey{ws, s}, page: page})
+		}
+		for i, s := range p.stems {
+			edits = append(edits, postEdit{key: stemKey{ws, s}, page: page, body: p.bodies[i]})
+		}
+	}
+	if err := tx.applyEdits(ctx, edits); err != nil {
+		return err
+	}
+	if len(waiting) > 0 {
+		if _, err := tx.exec(ctx, "DELETE FROM search_pending WHERE workspace_id = ?", ws); err != nil {
+			return fmt.Errorf("fold pending postings: %w", err)
+		}
+	}
+	return nil
+}
+
+// applyEdits rewrites the rows of the lists edits change, all of one
+// workspace, in the order made: for one page of a list, the last holds.
+func (tx *Tx) applyEdits(ctx context.Context, edits []postEdit) error {
 	if len(edits) == 0 {
 		return nil
 	}
-	// By list, then page; for one page of a list, the last edit holds.
-	// Edits are laid out list by list in one array: a slice per list costs
-	// an import's batch hundreds of megabytes of garbage.
+	// By list, then page. Edits are laid out list by list in one array: a
+	// slice per list costs an import's batch hundreds of megabytes of
+	// garbage.
 	at := map[stemKey]int{}
 	var keys []stemKey
 	var counts []int
@@ -146,37 +280,79 @@ func (tx *Tx) flushPostings(ctx context.Context) error {
 		byList[k] = es
 	}
 	slices.SortFunc(keys, stemKey.compare)
-	if tx.db.engine == Postgres {
-		// Writers of one workspace take turns here until they commit:
-		// rewriting a row reads it first, and two transactions rewriting
-		// the same list at once would each drop the other's pages. Today
-		// they already queue on the workspace's search_stats row, which
-		// every page write updates; this lock does not lean on that. (On
-		// SQLite the one writer sees to it.)
-		var wss []int64
-		for _, k := range keys {
-			if len(wss) == 0 || wss[len(wss)-1] != k.ws {
-				wss = append(wss, k.ws)
-			}
-		}
-		for _, ws := range wss {
-			if _, err := tx.exec(ctx, "SELECT pg_advisory_xact_lock(hashtext(?))", "atrium.postings."+strconv.FormatInt(ws, 10)); err != nil {
-				return fmt.Errorf("lock the postings index: %w", err)
-			}
-		}
-	}
-	w := rowWriter{tx: tx}
+	w := rowWriter{tx: tx, ws: keys[0].ws}
 	for len(keys) > 0 {
-		n := 1
-		for n < len(keys) && n < postingListsAtOnce && keys[n].ws == keys[0].ws {
-			n++
-		}
+		n := min(len(keys), postingListsAtOnce)
 		if err := w.rewrite(ctx, keys[:n], byList); err != nil {
 			return err
 		}
 		keys = keys[n:]
 	}
 	return w.flush(ctx)
+}
+
+// waitingPage is a row of search_pending, decoded.
+type waitingPage struct {
+	page   int64
+	base   string
+	stems  []string
+	bodies [][]byte
+}
+
+// pendingPages reads the workspace's pending pages.
+func (tx *Tx) pendingPages(ctx context.Context, ws int64) ([]waitingPage, error) {
+	return queryAll(ctx, tx, func(sc scanner) (w waitingPage, err error) {
+		var data []byte
+		if err := sc.Scan(&w.page, &w.base, &data); err != nil {
+			return w, err
+		}
+		w.stems, w.bodies, err = decodePending(data)
+		return w, err
+	}, "SELECT page_id, base_stems, data FROM search_pending WHERE workspace_id = ?", ws)
+}
+
+// encodePending is a page's postings as search_pending keeps them:
+// uvarint(len(stem)), stem, uvarint(len(body)), body, for each stem in order.
+func encodePending(stems []string, bodies [][]byte) []byte {
+	n := 0
+	for i, s := range stems {
+		n += len(s) + len(bodies[i]) + 4
+	}
+	out := make([]byte, 0, n)
+	for i, s := range stems {
+		out = binary.AppendUvarint(out, uint64(len(s)))
+		out = append(out, s...)
+		out = binary.AppendUvarint(out, uint64(len(bodies[i])))
+		out = append(out, bodies[i]...)
+	}
+	return out
+}
+
+func decodePending(data []byte) (stems []string, bodies [][]byte, err error) {
+	err = eachPending(data, func(stem, body []byte) {
+		stems = append(stems, string(stem))
+		bodies = append(bodies, body)
+	})
+	return stems, bodies, err
+}
+
+// eachPending calls fn with each stem and posting of a page's pending
+// postings (encodePending), without copying them: a search reads every
+// pending page.
+func eachPending(data []byte, fn func(stem, body []byte)) error {
+	for len(data) > 0 {
+		var field [2][]byte
+		for f := range field {
+			l, n := uvarint(data)
+			if n <= 0 || uint64(len(data)-n) < l {
+				return errors.New("corrupt pending postings")
+			}
+			field[f] = data[n : n+int(l)]
+			data = data[n+int(l):]
+		}
+		fn(field[0], field[1])
+	}
+	return nil
 }
 
 func comparePage(x, y postEdit) int { return cmp.Compare(x.page, y.page) }
@@ -387,12 +563,18 @@ func encodeRow(dst []byte, list []rawPosting, first int64) []byte {
 }
 
 // A PostingList is one stem's postings in a workspace, read in page order
-// with Next.
+// with Next: its rows, less the pages pending, merged with the pending
+// pages' postings of the stem.
 type PostingList struct {
 	Pages int // how many pages hold the stem
 	rows  []postingRow
 	page  int64
 	err   error
+	skip  []int64      // pending pages whose postings in rows are old
+	delta []rawPosting // the pending pages' postings of the stem, by page
+	// the next posting of rows, not a pending page's, once peeked
+	peeked, ok bool
+	next       rawPosting
 }
 
 type postingRow struct {
@@ -403,6 +585,38 @@ type postingRow struct {
 // Next returns the next page holding the stem and its posting body; ok is
 // false past the last, or at a row that does not decode (Err says so).
 func (l *PostingList) Next() (page int64, body []byte, ok bool) {
+	if len(l.skip) == 0 && len(l.delta) == 0 && !l.peeked {
+		return l.rowsNext()
+	}
+	if !l.peeked {
+		l.peeked = true
+		for {
+			l.next.page, l.next.body, l.ok = l.rowsNext()
+			if !l.ok || len(l.skip) == 0 || l.next.page < l.skip[0] {
+				break
+			}
+			for len(l.skip) > 0 && l.skip[0] < l.next.page {
+				l.skip = l.skip[1:]
+			}
+			if len(l.skip) == 0 || l.skip[0] != l.next.page {
+				break
+			}
+		}
+	}
+	if len(l.delta) > 0 && (!l.ok || l.delta[0].page < l.next.page) {
+		d := l.delta[0]
+		l.delta = l.delta[1:]
+		return d.page, d.body, true
+	}
+	if !l.ok {
+		return 0, nil, false
+	}
+	l.peeked = false
+	return l.next.page, l.next.body, true
+}
+
+// rowsNext returns the rows' next posting.
+func (l *PostingList) rowsNext() (page int64, body []byte, ok bool) {
 	for len(l.rows) > 0 && len(l.rows[0].data) == 0 {
 		l.rows = l.rows[1:]
 		if len(l.rows) > 0 {
@@ -440,7 +654,8 @@ func uvarint(b []byte) (uint64, int) {
 }
 
 // PostingLists returns the postings of each of stems in workspace ws, in the
-// order given (a stem no page holds has an empty list).
+// order given (a stem no page holds has an empty list). One statement reads
+// the lists' rows and the pending pages, so that both are of one moment.
 func (tx *Tx) PostingLists(ctx context.Context, ws int64, stems []string) ([]*PostingList, error) {
 	out := make([]*PostingList, len(stems))
 	at := map[string]int{}
@@ -455,29 +670,59 @@ func (tx *Tx) PostingLists(ctx context.Context, ws int64, stems []string) ([]*Po
 	if len(args) == 1 {
 		return out, nil
 	}
-	rows, err := tx.query(ctx, "SELECT stem, first_page, pages, data FROM search_postings WHERE workspace_id = ? AND stem IN ("+placeholders(len(args)-1)+") ORDER BY stem, first_page", args...)
+	args = append(args, ws)
+	rows, err := tx.query(ctx, "SELECT 0, stem, first_page, pages, data, '' FROM search_postings WHERE workspace_id = ? AND stem IN ("+placeholders(len(args)-2)+
+		") UNION ALL SELECT 1, '', page_id, 0, data, base_stems FROM search_pending WHERE workspace_id = ?", args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			stem         string
+			pending      int
+			stem, base   string
 			first, pages int64
 			data         []byte
 		)
-		if err := rows.Scan(&stem, &first, &pages, &data); err != nil {
+		if err := rows.Scan(&pending, &stem, &first, &pages, &data, &base); err != nil {
 			return nil, err
 		}
-		l := out[at[stem]]
-		if len(l.rows) == 0 {
-			l.page = first
+		if pending == 0 {
+			l := out[at[stem]]
+			l.Pages += int(pages)
+			l.rows = append(l.rows, postingRow{first, data})
+			continue
 		}
-		l.Pages += int(pages)
-		l.rows = append(l.rows, postingRow{first, data})
+		// A pending page: the lists of its base stems hold it no more, and
+		// its stems' lists now do.
+		for s := range strings.FieldsSeq(base) {
+			if i, ok := at[s]; ok {
+				out[i].Pages--
+				out[i].skip = append(out[i].skip, first)
+			}
+		}
+		err := eachPending(data, func(stem, body []byte) {
+			if i, ok := at[string(stem)]; ok {
+				out[i].Pages++
+				out[i].delta = append(out[i].delta, rawPosting{first, body})
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
+	}
+	// Sorted here: an ORDER BY would make the engine sort the rows' data.
+	for _, i := range at {
+		l := out[i]
+		slices.Sort(l.skip)
+		slices.SortFunc(l.rows, func(x, y postingRow) int { return cmp.Compare(x.first, y.first) })
+		if len(l.rows) > 0 {
+			l.page = l.rows[0].first
+		}
+		slices.SortFunc(l.delta, func(x, y rawPosting) int { return cmp.Compare(x.page, y.page) })
 	}
 	for i, s := range stems {
 		if j := at[s]; j != i {
@@ -490,25 +735,33 @@ func (tx *Tx) PostingLists(ctx context.Context, ws int64, stems []string) ([]*Po
 }
 
 // CheckPostings verifies the postings index of workspace ws against the
-// pages: every list's rows are in page order without overlap, each row's
-// counts and bounds are what it holds, and each page is in exactly the
-// lists of the stems it records. It reads the whole index: for tests and
-// repair, not for serving.
+// pages: every list's rows are in page order without overlap, and each
+// row's counts and bounds are what it holds; the lists hold each page under
+// the stems it records, or, for a pending page, under its base stems, its
+// pending row holding its postings of the stems it records. It reads the
+// whole index: for tests and repair, not for serving.
 func (tx *Tx) CheckPostings(ctx context.Context, ws int64) error {
-	want := map[string]map[int64]bool{}
-	rows, err := tx.query(ctx, "SELECT id, stems FROM pages WHERE workspace_id = ?", ws)
+	type page struct {
+		id    int64
+		stems string
+	}
+	pages, err := queryAll(ctx, tx, func(sc scanner) (p page, err error) {
+		err = sc.Scan(&p.id, &p.stems)
+		return p, err
+	}, "SELECT id, stems FROM pages WHERE workspace_id = ?", ws)
 	if err != nil {
 		return err
 	}
-	for rows.Next() {
-		var (
-			id    int64
-			stems string
-		)
-		if err := rows.Scan(&id, &stems); err != nil {
-			rows.Close()
-			return err
-		}
+	waiting, err := tx.pendingPages(ctx, ws)
+	if err != nil {
+		return err
+	}
+	pending := map[int64]waitingPage{}
+	for _, w := range waiting {
+		pending[w.page] = w
+	}
+	want := map[string]map[int64]bool{} // what the rows must hold
+	add := func(stems string, id int64) {
 		for s := range strings.FieldsSeq(stems) {
 			if want[s] == nil {
 				want[s] = map[int64]bool{}
@@ -516,9 +769,25 @@ func (tx *Tx) CheckPostings(ctx context.Context, ws int64) error {
 			want[s][id] = true
 		}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
+	for _, p := range pages {
+		w, ok := pending[p.id]
+		if !ok {
+			add(p.stems, p.id)
+			continue
+		}
+		add(w.base, p.id)
+		if got := strings.Join(w.stems, " "); got != p.stems {
+			return fmt.Errorf("page %d is pending with stems %q, holds %q", p.id, got, p.stems)
+		}
+		delete(pending, p.id)
+	}
+	for _, w := range pending {
+		if w.base != "" || len(w.stems) > 0 { // a page gone: it must be in no list
+			add(w.base, w.page)
+			if len(w.stems) > 0 {
+				return fmt.Errorf("page %d is gone but pending with stems %q", w.page, w.stems)
+			}
+		}
 	}
 	type row struct {
 		stem               string
@@ -562,16 +831,23 @@ func (tx *Tx) CheckPostings(ctx context.Context, ws int64) error {
 	for s, pages := range want {
 		for p := range pages {
 			if !got[s][p] {
-				return fmt.Errorf("page %d holds %q but is not in its list", p, s)
+				return fmt.Errorf("page %d should be in the list of %q and is not", p, s)
 			}
 		}
 	}
 	for s, pages := range got {
 		for p := range pages {
 			if !want[s][p] {
-				return fmt.Errorf("page %d is in the list of %q but does not hold it", p, s)
+				return fmt.Errorf("page %d is in the list of %q and should not be", p, s)
 			}
 		}
 	}
 	return nil
+}
+
+// PendingCount is how many pages of workspace ws wait beside the lists.
+func (tx *Tx) PendingCount(ctx context.Context, ws int64) (int, error) {
+	var n int
+	err := tx.queryRow(ctx, "SELECT COUNT(*) FROM search_pending WHERE workspace_id = ?", ws).Scan(&n)
+	return n, err
 }

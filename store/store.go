@@ -57,6 +57,10 @@ type Options struct {
 	// Tests use 1: a request that waits for a second connection while it
 	// holds one then deadlocks at once, instead of only under load.
 	Conns int
+	// PendingPages is how many written pages the search index keeps beside
+	// its lists before folding them in (see flushPostings). Zero means 64;
+	// tests use a few, to fold often.
+	PendingPages int
 }
 
 // DB is an open store.
@@ -71,6 +75,8 @@ type DB struct {
 	log      *slog.Logger
 	instance string // tells this process's notifications from other replicas'
 	broker   *broker
+
+	pendingPages int // see Options.PendingPages
 
 	group     committer    // SQLite: writes that share a commit (see Update)
 	rebinds   sync.Map     // query text → PostgreSQL form
@@ -105,7 +111,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*DB, error) {
 	if o.EventPoll == 0 {
 		o.EventPoll = 250 * time.Millisecond
 	}
-	db := &DB{dsn: dsn, now: o.Now, log: o.Logger, instance: rand.Text(), broker: newBroker(o.Logger)}
+	db := &DB{dsn: dsn, now: o.Now, log: o.Logger, instance: rand.Text(), broker: newBroker(o.Logger), pendingPages: cmp.Or(max(o.PendingPages, 0), 64)}
 	var err error
 	if IsPostgresDSN(dsn) {
 		err = db.openPostgres(ctx, cmp.Or(max(o.Conns, 0), 16))
@@ -346,9 +352,9 @@ type Tx struct {
 	events []atrium.Event
 	local  map[string]*sql.Stmt // SQLite write statements, prepared once per transaction
 	fts    []ftsOp              // SQLite full-text writes, run last (see writeIndex)
-	// postings: the page writes' changes to the postings index, applied
+	// pending: the pages whose postings the transaction changed, written
 	// with fts (see flushPostings).
-	postings []postEdit
+	pending map[int64]*pendingPage
 	// shared: the transaction is a shared commit's (see commitGroup), so a
 	// statement must not stop when its caller gives up. SQLite answers a
 	// statement interrupted inside a transaction by rolling back the whole

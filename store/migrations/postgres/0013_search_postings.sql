@@ -14,5 +14,16 @@ CREATE TABLE search_postings (
     data BYTEA NOT NULL,
     PRIMARY KEY (workspace_id, stem, first_page)
 );
+-- Pages written since the lists last took them in: each with the stems
+-- whose lists still hold its older postings (base_stems) and its postings
+-- now (empty: none). Searches read them beside the lists; once there are a
+-- few dozen, a write folds them into the lists at once.
+CREATE TABLE search_pending (
+    workspace_id BIGINT NOT NULL,
+    page_id BIGINT NOT NULL,
+    base_stems TEXT NOT NULL,
+    data BYTEA NOT NULL,
+    PRIMARY KEY (workspace_id, page_id)
+);
 ALTER TABLE pages ADD COLUMN stems TEXT NOT NULL DEFAULT '';
 DELETE FROM meta WHERE key = 'docs.index_version';
