@@ -3,8 +3,8 @@ package store
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
