@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -367,6 +368,12 @@ type rowWriter struct {
 	buf    []byte // the rows in upsert
 }
 
+// row is a row of a list as rewrite reads it.
+type row struct {
+	first int64
+	data  []byte // nil: sealed, kept as it is
+}
+
 // rewrite applies the edits of lists keys, all of one workspace: it reads
 // the rows that hold or neighbour the edited pages, merges the edits in, and
 // cuts the result into rows again.
@@ -400,10 +407,6 @@ func (w *rowWriter) rewrite(ctx context.Context, keys []stemKey, byList map[stem
 	if err != nil {
 		return fmt.Errorf("read postings: %w", err)
 	}
-	type row struct {
-		first int64
-		data  []byte // nil: sealed, kept as it is
-	}
 	old := map[string][]row{}
 	for rows.Next() {
 		var (
@@ -420,43 +423,73 @@ func (w *rowWriter) rewrite(ctx context.Context, keys []stemKey, byList map[stem
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read postings: %w", err)
 	}
-	var list []rawPosting
 	for _, k := range keys {
-		list = list[:0]
 		rs := old[k.stem]
 		slices.SortFunc(rs, func(x, y row) int { return cmp.Compare(x.first, y.first) })
-		rs = slices.DeleteFunc(rs, func(r row) bool { return r.data == nil })
-		for _, r := range rs {
-			if list, err = appendRow(list, r.data, r.first); err != nil {
-				return fmt.Errorf("postings of %q: %w", k.stem, err)
+		// Each edit goes to the row its page falls in: the last starting at
+		// or before it (the first row, for a page before every row). Rows
+		// no edit falls in stay as they are; a sealed row's edits, all
+		// after it, start rows of their own.
+		es := byList[k]
+		for len(es) > 0 {
+			at := -1
+			for i, r := range rs {
+				if r.first > es[0].page {
+					break
+				}
+				at = i
 			}
-		}
-		w.merged = mergePostings(w.merged[:0], list, byList[k])
-		list = append(list[:0], w.merged...)
-		// Cut anew; the rows read and not written again go.
-		written := map[int64]bool{}
-		for len(list) > 0 {
-			n, size := 0, 0
-			for n < len(list) && (n == 0 || size+len(list[n].body)+2*binary.MaxVarintLen32 <= postingRowBytes) {
-				size += len(list[n].body) + 2*binary.MaxVarintLen32
-				n++
+			if at < 0 && len(rs) > 0 {
+				at = 0
 			}
-			first := list[0].page
-			written[first] = true
-			start := len(w.buf)
-			w.buf = encodeRow(w.buf, list[:n], first)
-			if err := w.add(ctx, k.stem, first, list[n-1].page, n, w.buf[start:len(w.buf):len(w.buf)]); err != nil {
+			end := len(es) // the edits before the next row
+			if at >= 0 && at+1 < len(rs) {
+				end = sort.Search(len(es), func(i int) bool { return es[i].page >= rs[at+1].first })
+			}
+			var base *row
+			if at >= 0 && rs[at].data != nil {
+				base = &rs[at]
+			}
+			if err := w.rewriteRow(ctx, k.stem, base, es[:end]); err != nil {
 				return err
 			}
-			list = list[n:]
+			es = es[end:]
 		}
-		for _, r := range rs {
-			if !written[r.first] {
-				if err := w.drop(ctx, k.stem, r.first); err != nil {
-					return err
-				}
-			}
+	}
+	return nil
+}
+
+// rewriteRow merges edits into one row of a list (base; nil: none, the
+// edits start rows of their own) and cuts the result into rows again,
+// dropping base if no new row takes its place.
+func (w *rowWriter) rewriteRow(ctx context.Context, stem string, base *row, edits []postEdit) error {
+	var list []rawPosting
+	if base != nil {
+		var err error
+		if list, err = appendRow(nil, base.data, base.first); err != nil {
+			return fmt.Errorf("postings of %q: %w", stem, err)
 		}
+	}
+	w.merged = mergePostings(w.merged[:0], list, edits)
+	list = w.merged
+	rewritten := false
+	for len(list) > 0 {
+		n, size := 0, 0
+		for n < len(list) && (n == 0 || size+len(list[n].body)+2*binary.MaxVarintLen32 <= postingRowBytes) {
+			size += len(list[n].body) + 2*binary.MaxVarintLen32
+			n++
+		}
+		first := list[0].page
+		rewritten = rewritten || base != nil && first == base.first
+		start := len(w.buf)
+		w.buf = encodeRow(w.buf, list[:n], first)
+		if err := w.add(ctx, stem, first, list[n-1].page, n, w.buf[start:len(w.buf):len(w.buf)]); err != nil {
+			return err
+		}
+		list = list[n:]
+	}
+	if base != nil && !rewritten {
+		return w.drop(ctx, stem, base.first)
 	}
 	return nil
 }
