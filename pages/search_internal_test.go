@@ -171,40 +171,49 @@ func testPostingsUnderConcurrentWriters(t *testing.T, pending int) {
 		for err := range errs {
 			t.Fatal(err)
 		}
-		err := db.View(ctx, func(tx *store.Tx) error {
-			if err := tx.CheckPostings(ctx, a.Workspace.ID); err != nil {
+		checkPostingsRank(t, ctx, db, "after the writers", []int{1, 5, 100}, "plan review", "storage migration team budget release alpha", "+notes beta -plan", "alpha")
+	})
+}
+
+// checkPostingsRank fails t unless the workspace's postings index is what
+// its pages hold and ranks each query's top k as scoring every matching
+// page does.
+func checkPostingsRank(t *testing.T, ctx context.Context, db *store.DB, stage string, ks []int, queries ...string) {
+	t.Helper()
+	ws := atrium.ActorFromContext(ctx).Workspace.ID
+	err := db.View(ctx, func(tx *store.Tx) error {
+		if err := tx.CheckPostings(ctx, ws); err != nil {
+			return err
+		}
+		for _, query := range queries {
+			q, err := search.ParseQuery(query)
+			if err != nil {
 				return err
 			}
-			for _, query := range []string{"plan review", "storage migration team budget release alpha", "+notes beta -plan", "alpha"} {
-				q, err := search.ParseQuery(query)
+			for _, k := range ks {
+				f := store.CandidateFilter{IncludePrivate: true}
+				rk, err := newRanking(ctx, tx, ws, q, &dfCache{})
 				if err != nil {
 					return err
 				}
-				for _, k := range []int{1, 5, 100} {
-					f := store.CandidateFilter{IncludePrivate: true}
-					rk, err := newRanking(ctx, tx, a.Workspace.ID, q, &dfCache{})
-					if err != nil {
-						return err
-					}
-					t1, t2 := newTopK(k), newTopK(k)
-					var r1, r2 SearchResult
-					if err := rk.rankAll(ctx, f, t1, &r1); err != nil {
-						return err
-					}
-					if err := rankPostings(ctx, tx, a.Workspace.ID, q, f, t2, &r2); err != nil {
-						return err
-					}
-					if diff := cmp.Diff(t1.sorted(), t2.sorted(), cmp.AllowUnexported(hit{})); diff != "" || r1.Total != r2.Total || r1.Total == 0 {
-						t.Errorf("%q top %d: totals %d vs %d; (-all +postings):\n%s", query, k, r1.Total, r2.Total, diff)
-					}
+				t1, t2 := newTopK(k), newTopK(k)
+				var r1, r2 SearchResult
+				if err := rk.rankAll(ctx, f, t1, &r1); err != nil {
+					return err
+				}
+				if err := rankPostings(ctx, tx, ws, q, f, t2, &r2); err != nil {
+					return err
+				}
+				if diff := cmp.Diff(t1.sorted(), t2.sorted(), cmp.AllowUnexported(hit{})); diff != "" || r1.Total != r2.Total || r1.Total == 0 {
+					t.Errorf("%s: %q top %d: totals %d vs %d; (-all +postings):\n%s", stage, query, k, r1.Total, r2.Total, diff)
 				}
 			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
 		}
+		return nil
 	})
+	if err != nil {
+		t.Fatalf("%s: %v", stage, err)
+	}
 }
 
 // Pages rewritten or deleted after the lists took them in wait beside the
@@ -228,37 +237,7 @@ func TestPendingPagesSupersedeTheirLists(t *testing.T) {
 		}
 		check := func(stage string) {
 			t.Helper()
-			err := db.View(ctx, func(tx *store.Tx) error {
-				if err := tx.CheckPostings(ctx, a.Workspace.ID); err != nil {
-					return err
-				}
-				for _, query := range []string{"storage review", "budget", "plan -budget", "+migration team"} {
-					q, err := search.ParseQuery(query)
-					if err != nil {
-						return err
-					}
-					f := store.CandidateFilter{IncludePrivate: true}
-					rk, err := newRanking(ctx, tx, a.Workspace.ID, q, &dfCache{})
-					if err != nil {
-						return err
-					}
-					t1, t2 := newTopK(50), newTopK(50)
-					var r1, r2 SearchResult
-					if err := rk.rankAll(ctx, f, t1, &r1); err != nil {
-						return err
-					}
-					if err := rankPostings(ctx, tx, a.Workspace.ID, q, f, t2, &r2); err != nil {
-						return err
-					}
-					if diff := cmp.Diff(t1.sorted(), t2.sorted(), cmp.AllowUnexported(hit{})); diff != "" || r1.Total != r2.Total {
-						t.Errorf("%s: %q: totals %d vs %d; (-all +postings):\n%s", stage, query, r1.Total, r2.Total, diff)
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatalf("%s: %v", stage, err)
-			}
+			checkPostingsRank(t, ctx, db, stage, []int{50}, "storage review", "budget", "plan -budget", "+migration team")
 		}
 		// Rewritten (other words, or the same words elsewhere) and deleted:
 		// all pending, over lists that still hold them as they were.
