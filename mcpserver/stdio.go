@@ -187,8 +187,12 @@ func (t *drainTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &drainConn{Connection: c, drain: t.drain, pending: map[jsonrpc.ID]bool{}, idle: make(chan struct{}), closed: make(chan struct{})}, nil
+	return &drainConn{Connection: c, drain: t.drain, pending: map[jsonrpc.ID]bool{}, cancelled: map[jsonrpc.ID]bool{}, idle: make(chan struct{}), closed: make(chan struct{})}, nil
 }
+
+// maxCancelled bounds the cancelled calls a session remembers: the SDK
+// usually answers none of them, so nothing else forgets them.
+const maxCancelled = 1024
 
 // drainConn counts the requests read and not yet answered.
 type drainConn struct {
@@ -197,7 +201,11 @@ type drainConn struct {
 
 	mu      sync.Mutex
 	pending map[jsonrpc.ID]bool
-	idle    chan struct{} // closed while nothing is pending, once input has ended
+	// cancelled are the calls the client cancelled while they ran: they get
+	// no answer, even one the SDK writes because the session ended before
+	// it had read the cancellation (the call then fails as cancelled).
+	cancelled map[jsonrpc.ID]bool
+	idle      chan struct{} // closed while nothing is pending, once input has ended
 	ended   bool
 
 	closeOnce sync.Once
@@ -231,8 +239,18 @@ func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 func (c *drainConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	resp, ok := msg.(*jsonrpc.Response)
+	if ok {
+		c.mu.Lock()
+		cancelled := c.cancelled[resp.ID]
+		delete(c.cancelled, resp.ID)
+		c.mu.Unlock()
+		if cancelled {
+			return nil
+		}
+	}
 	err := c.Connection.Write(ctx, msg)
-	if resp, ok := msg.(*jsonrpc.Response); ok {
+	if ok {
 		c.done(resp.ID)
 	}
 	return err
@@ -262,6 +280,14 @@ func (c *drainConn) track(req *jsonrpc.Request) {
 		return
 	}
 	if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+		c.mu.Lock()
+		if c.pending[id] {
+			if len(c.cancelled) >= maxCancelled {
+				clear(c.cancelled) // calls the SDK never answered
+			}
+			c.cancelled[id] = true
+		}
+		c.mu.Unlock()
 		c.done(id)
 	}
 }

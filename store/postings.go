@@ -3,7 +3,6 @@ package store
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -93,29 +92,52 @@ func (tx *Tx) dropPostings(ctx context.Context, page int64) error {
 }
 
 // pendingOf returns the transaction's record of the page, made at its first
-// change: the lists holding its older postings are those its pending row
-// names, or, when it has none, those of the stems it records (an indexed
-// page) or none.
+// change. The lists holding its older postings are, for an indexed page,
+// those of the stems it records, unless it is pending already: then those
+// its pending row names, which flushPostings reads for all the pages at once.
 func (tx *Tx) pendingOf(ctx context.Context, ws, page int64, state indexState) (*pendingPage, error) {
 	if p := tx.pending[page]; p != nil {
 		return p, nil
 	}
 	p := &pendingPage{ws: ws}
-	err := tx.queryRow(ctx, "SELECT base_stems FROM search_pending WHERE workspace_id = ? AND page_id = ?", ws, page).Scan(&p.base)
-	switch {
-	case errors.Is(err, sql.ErrNoRows) && state == indexed:
+	if state == indexed {
 		if err := tx.queryRow(ctx, "SELECT stems FROM pages WHERE id = ?", page).Scan(&p.base); err != nil {
 			return nil, fmt.Errorf("read page stems: %w", err)
 		}
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
-		return nil, fmt.Errorf("read pending postings: %w", err)
 	}
 	if tx.pending == nil {
 		tx.pending = map[int64]*pendingPage{}
 	}
 	tx.pending[page] = p
 	return p, nil
+}
+
+// pendingBases sets the base of each of pages that is pending already to
+// what its pending row says.
+func (tx *Tx) pendingBases(ctx context.Context, ws int64, pages []int64, pend map[int64]*pendingPage) error {
+	for chunk := range slices.Chunk(pages, 500) {
+		args := append([]any{ws}, idArgs(chunk)...)
+		rows, err := tx.query(ctx, "SELECT page_id, base_stems FROM search_pending WHERE workspace_id = ? AND page_id IN ("+placeholders(len(chunk))+")", args...)
+		if err != nil {
+			return fmt.Errorf("read pending postings: %w", err)
+		}
+		for rows.Next() {
+			var (
+				page int64
+				base string
+			)
+			if err := rows.Scan(&page, &base); err != nil {
+				rows.Close()
+				return fmt.Errorf("read pending postings: %w", err)
+			}
+			pend[page].base = base
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("read pending postings: %w", err)
+		}
+	}
+	return nil
 }
 
 // ClearPostings empties the postings index of every workspace, for a
@@ -174,6 +196,11 @@ func (tx *Tx) flushPostings(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("count pending postings: %w", err)
 		}
+		if waiting > 0 {
+			if err := tx.pendingBases(ctx, ws, pages, pend); err != nil {
+				return err
+			}
+		}
 		if waiting+len(pages) < tx.db.pendingPages {
 			if err := tx.writePending(ctx, ws, pages, pend); err != nil {
 				return err
@@ -215,10 +242,14 @@ func (tx *Tx) fold(ctx context.Context, ws int64, pages []int64, pend map[int64]
 		all[w.page] = &pendingPage{ws: ws, base: w.base, stems: w.stems, bodies: w.bodies}
 	}
 	for _, page := range pages {
-		all[page] = pend[page] // its base is the pending row's, read by pendingOf
+		all[page] = pend[page] // its base is the pending row's, read by pendingBases
 	}
 	order := slices.Sorted(maps.Keys(all))
-	var edits []postEdit
+	n := 0
+	for _, p := range all {
+		n += strings.Count(p.base, " ") + 1 + len(p.stems)
+	}
+	edits := make([]postEdit, 0, n)
 	for _, page := range order {
 		p := all[page]
 		for s := range strings.FieldsSeq(p.base) {
