@@ -206,7 +206,7 @@ type drainConn struct {
 	// it had read the cancellation (the call then fails as cancelled).
 	cancelled map[jsonrpc.ID]bool
 	idle      chan struct{} // closed while nothing is pending, once input has ended
-	ended   bool
+	ended     bool
 
 	closeOnce sync.Once
 	closed    chan struct{}
