@@ -55,7 +55,7 @@ func TestBrowserEditsOwnCommentsAndListsReviews(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS("#edit-"+id+" textarea"), "Why SQLite?"),
 		chromedp.Click(chromedp.CSS("#edit-"+id+" button")))
 	b.until("the comment edited", `(document.querySelector("#comment-`+id+` > .content") || {}).textContent === "Why SQLite?"`)
-	b.do("reply and edit the reply", scripts(true), chromedp.SendKeys(chromedp.CSS("#reply-"+id+" textarea"), "Thanks, clear."),
+	b.do("reply and edit the reply", scripts(true), chromedp.SetValue(chromedp.CSS("#reply-"+id+" textarea"), "Thanks, clear."),
 		chromedp.Submit(chromedp.CSS("#reply-"+id+" textarea")), chromedp.WaitVisible(chromedp.CSS(".thread .reply .author-human .badge")))
 	mine := read(b, "my reply", chromedp.Evaluate[string](`[...document.querySelectorAll(".thread .reply .comment")].find(c => c.querySelector(".author-human")).id`))
 	b.do("edit the reply", chromedp.Click(chromedp.CSS("#"+mine+" .edit-comment summary")),

@@ -453,7 +453,7 @@ func TestBrowserReviewsAPage(t *testing.T) {
 	}
 	b.do("the agent's reply appears", chromedp.WaitVisible(chromedp.CSS(".thread .reply .author-ai")))
 	b.do("reply, resolve, reopen",
-		chromedp.SendKeys(chromedp.CSS(".thread .reply-form textarea"), "Thanks."), chromedp.Submit(chromedp.CSS(".thread .reply-form textarea")),
+		chromedp.SetValue(chromedp.CSS(".thread .reply-form textarea"), "Thanks."), chromedp.Submit(chromedp.CSS(".thread .reply-form textarea")),
 		chromedp.WaitVisible(chromedp.Search(`//*[contains(concat(" ", normalize-space(@class), " "), " reply ")][contains(., "Thanks.")]`)),
 		chromedp.Click(chromedp.CSS(`.thread form[action$="/resolve"] button`)), chromedp.WaitVisible(chromedp.CSS(".thread.status-resolved")),
 		chromedp.Click(chromedp.CSS(`.thread form[action$="/reopen"] button`)), chromedp.WaitVisible(chromedp.CSS(".thread.status-submitted")))
