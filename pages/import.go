@@ -171,7 +171,9 @@ func (s *Service) Import(ctx context.Context, files iter.Seq[File], opts ImportO
 		}
 		return err
 	}
-	done := 0
+	// The planner's figures are refreshed whenever the pages written have
+	// doubled since (see store.DB.RefreshPlannerStats).
+	done, refreshed := 0, 1000
 	for it := range out {
 		if it.err != nil {
 			res.Failed = append(res.Failed, ImportError{Path: it.path, Error: atrium.ErrorMessage(it.err)})
@@ -188,6 +190,12 @@ func (s *Service) Import(ctx context.Context, files iter.Seq[File], opts ImportO
 			}
 			if opts.Progress != nil {
 				opts.Progress(done)
+			}
+			if done >= 2*refreshed {
+				if err := s.db.RefreshPlannerStats(ctx); err != nil {
+					s.log.Warn("refresh the planner's statistics", "err", err)
+				}
+				refreshed = done
 			}
 		}
 	}

@@ -21,10 +21,12 @@ import (
 // BenchmarkSearchSpeed is the service's search over a generated vault
 // (internal/vaultgen, as `atrium dev gen-vault` makes it) of
 // ATRIUM_BENCH_PAGES pages (default 100000), built once into the temp
-// folder: a rare word, and questions of common words. Figures are p50 and
-// p99, reported, never asserted.
+// folder (or ATRIUM_BENCH_DB): a rare word, and questions of common words.
+// Figures are p50 and p99, reported, never asserted.
 //
 //	go test ./pages -run '^$' -bench SearchSpeed -benchtime 30x
+//	psql -h 127.0.0.1 -U postgres test -c 'CREATE SCHEMA bench' &&
+//	  ATRIUM_BENCH_DB='postgres://postgres@127.0.0.1:5432/test?search_path=bench' go test ./pages -run '^$' -bench SearchSpeed -benchtime 30x
 //
 // capped is 1 when the search stopped at maxScored pages and said so: its
 // top is then not the exact one.
@@ -74,19 +76,35 @@ func benchPages() int {
 	return 100000
 }
 
+// searchBenchVault opens the generated vault of n pages, building it the
+// first time: in the temp folder, or, when ATRIUM_BENCH_DB names a store (a
+// PostgreSQL URL whose search_path is a schema of its own), there.
 func searchBenchVault(b *testing.B, n int) (*pages.Service, context.Context) {
 	const seed = benchVaultSeed
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("atrium-search-bench-seed%d-n%d", seed, n))
-	ready := filepath.Join(dir, "ready")
-	_, err := os.Stat(ready)
-	built := err == nil
-	if !built {
-		os.RemoveAll(dir)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+	dsn, ready := os.Getenv("ATRIUM_BENCH_DB"), ""
+	built := false
+	if dsn == "" {
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("atrium-search-bench-seed%d-n%d", seed, n))
+		ready = filepath.Join(dir, "ready")
+		_, err := os.Stat(ready)
+		if built = err == nil; !built {
+			os.RemoveAll(dir)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				b.Fatal(err)
+			}
+		}
+		dsn = filepath.Join(dir, "atrium.db")
+	}
+	db, ctx := openBenchStore(b, dsn)
+	if ready == "" {
+		var have int
+		if err := db.View(ctx, func(tx *store.Tx) (err error) { have, err = tx.PageCount(ctx, 0); return err }); err != nil {
 			b.Fatal(err)
 		}
+		if built = have == n; !built && have > 0 {
+			b.Fatalf("%s holds %d pages, not a vault of %d: give a store of its own", dsn, have, n)
+		}
 	}
-	db, ctx := openBenchStore(b, filepath.Join(dir, "atrium.db"))
 	svc := pages.New(db, nil)
 	// As the binary does on opening a store: rebuilds the index of a vault
 	// built by an older index version.
@@ -108,18 +126,21 @@ func searchBenchVault(b *testing.B, n int) (*pages.Service, context.Context) {
 	if res, err := svc.Import(ctx, iter.Seq[pages.File](files), pages.ImportOptions{}); err != nil || res.Created != n {
 		b.Fatalf("build vault: %+v %v", res, err)
 	}
-	b.Logf("built a vault of %d pages in %s (cached in %s)", n, time.Since(start).Round(time.Millisecond), dir)
-	if err := os.WriteFile(ready, nil, 0o644); err != nil {
-		b.Fatal(err)
+	b.Logf("built a vault of %d pages in %s (kept in %s)", n, time.Since(start).Round(time.Millisecond), dsn)
+	if ready != "" {
+		if err := os.WriteFile(ready, nil, 0o644); err != nil {
+			b.Fatal(err)
+		}
 	}
 	return svc, ctx
 }
 
-// openBenchStore opens the SQLite store at file, closed when b ends, and a
-// context of an agent of its default workspace.
-func openBenchStore(b *testing.B, file string) (*store.DB, context.Context) {
+// openBenchStore opens the store at dsn (an SQLite file or a PostgreSQL
+// URL), closed when b ends, and a context of an agent of its default
+// workspace.
+func openBenchStore(b *testing.B, dsn string) (*store.DB, context.Context) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, file, nil)
+	db, err := store.Open(ctx, dsn, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
