@@ -373,16 +373,15 @@ func decodePending(data []byte) (stems []string, bodies [][]byte, err error) {
 // pending page.
 func eachPending(data []byte, fn func(stem, body []byte)) error {
 	for len(data) > 0 {
-		var field [2][]byte
-		for f := range field {
-			l, n := uvarint(data)
-			if n <= 0 || uint64(len(data)-n) < l {
-				return errors.New("corrupt pending postings")
-			}
-			field[f] = data[n : n+int(l)]
-			data = data[n+int(l):]
+		stem, rest, ok := readBytes(data)
+		var body []byte
+		if ok {
+			body, data, ok = readBytes(rest)
 		}
-		fn(field[0], field[1])
+		if !ok {
+			return errors.New("corrupt pending postings")
+		}
+		fn(stem, body)
 	}
 	return nil
 }
@@ -596,21 +595,35 @@ type rawPosting struct {
 func appendRow(dst []rawPosting, data []byte, first int64) ([]rawPosting, error) {
 	page := first
 	for len(data) > 0 {
-		d, n := binary.Uvarint(data)
-		if n <= 0 {
+		d, body, rest, ok := readPosting(data)
+		if !ok {
 			return dst, errCorruptRow
 		}
-		data = data[n:]
-		l, n := binary.Uvarint(data)
-		if n <= 0 || uint64(len(data)-n) < l {
-			return dst, errCorruptRow
-		}
-		data = data[n:]
 		page += int64(d)
-		dst = append(dst, rawPosting{page, data[:l]})
-		data = data[l:]
+		dst = append(dst, rawPosting{page, body})
+		data = rest
 	}
 	return dst, nil
+}
+
+// readPosting reads the posting that data starts with: its page's distance
+// from the one before, and its body; rest is what follows.
+func readPosting(data []byte) (delta uint64, body, rest []byte, ok bool) {
+	delta, n := uvarint(data)
+	if n <= 0 {
+		return 0, nil, nil, false
+	}
+	body, rest, ok = readBytes(data[n:])
+	return delta, body, rest, ok
+}
+
+// readBytes reads the uvarint-prefixed bytes that data starts with.
+func readBytes(data []byte) (b, rest []byte, ok bool) {
+	l, n := uvarint(data)
+	if n <= 0 || uint64(len(data)-n) < l {
+		return nil, nil, false
+	}
+	return data[n : n+int(l)], data[n+int(l):], true
 }
 
 var errCorruptRow = errors.New("corrupt postings row")
@@ -691,19 +704,13 @@ func (l *PostingList) rowsNext() (page int64, body []byte, ok bool) {
 		return 0, nil, false
 	}
 	r := &l.rows[0]
-	d, n := uvarint(r.data)
-	if n <= 0 {
-		l.err = errCorruptRow
-		return 0, nil, false
-	}
-	size, m := uvarint(r.data[n:])
-	if m <= 0 || uint64(len(r.data)-n-m) < size {
+	d, body, rest, ok := readPosting(r.data)
+	if !ok {
 		l.err = errCorruptRow
 		return 0, nil, false
 	}
 	l.page += int64(d)
-	body = r.data[n+m : n+m+int(size)]
-	r.data = r.data[n+m+int(size):]
+	r.data = rest
 	return l.page, body, true
 }
 
