@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -16,18 +15,13 @@ import (
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/authn"
 	"github.com/atrium-hq/atrium/internal/jsonerr"
-	"github.com/atrium-hq/atrium/pages"
-	"github.com/atrium-hq/atrium/review"
-	"github.com/atrium-hq/atrium/tasks"
+	"github.com/atrium-hq/atrium/services"
 )
 
 // Handler serves /api/… (and /w/{workspace}/api/…).
 type Handler struct {
-	Auth   *authn.Authenticator
-	Docs   *pages.Service
-	Review *review.Service
-	Tasks  *tasks.Service
-	Logger *slog.Logger
+	Auth     *authn.Authenticator
+	Services *services.Services
 }
 
 // maxJSONBody bounds a JSON request: a page of at most 2 MiB, escaped.
@@ -84,12 +78,12 @@ func (h *Handler) writeJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		h.Logger.Debug("write response", "err", err)
+		h.Services.Log.Debug("write response", "err", err)
 	}
 }
 
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	authn.WriteError(w, r, h.Logger, err)
+	authn.WriteError(w, r, h.Services.Log, err)
 }
 
 // decode reads a JSON body into v, refusing unknown fields so that a typo is

@@ -15,12 +15,9 @@ import (
 	"github.com/atrium-hq/atrium/api"
 	"github.com/atrium-hq/atrium/authn"
 	"github.com/atrium-hq/atrium/identity"
-	"github.com/atrium-hq/atrium/identity/identitytest"
-	"github.com/atrium-hq/atrium/pages"
-	"github.com/atrium-hq/atrium/review"
+	"github.com/atrium-hq/atrium/services/servicestest"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
-	"github.com/atrium-hq/atrium/tasks"
 )
 
 // server is the REST API over a fresh store, with a writer's and a reader's token.
@@ -32,8 +29,8 @@ type server struct {
 func mustServer(t *testing.T, e store.Engine) *server {
 	t.Helper()
 	ctx := context.Background()
-	db := storetest.MustOpen(t, e, nil)
-	ids := identitytest.New(t, db)
+	svc := servicestest.MustOpen(t, e, nil)
+	ids := svc.Identity
 	if _, err := ids.CreateWorkspace(ctx, "other", ""); err != nil {
 		t.Fatal(err)
 	}
@@ -51,10 +48,7 @@ func mustServer(t *testing.T, e store.Engine) *server {
 	s := &server{writer: token("wendy", "default", atrium.RoleWriter), reader: token("rita", "default", atrium.RoleReader), other: token("otto", "other", atrium.RoleAdmin),
 		agent: token("duc", "default", atrium.RoleWriter)}
 	mux := http.NewServeMux()
-	d := pages.New(db, nil)
-	tsk := tasks.New(db, nil)
-	tsk.Pages = d
-	(&api.Handler{Auth: &authn.Authenticator{Mode: authn.ModeToken, Identity: ids}, Docs: d, Review: review.New(db, d, nil), Tasks: tsk}).Register(mux)
+	(&api.Handler{Auth: &authn.Authenticator{Mode: authn.ModeToken, Identity: ids}, Services: svc}).Register(mux)
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
 	s.url = ts.URL

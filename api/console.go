@@ -27,12 +27,12 @@ func (h *Handler) registerConsole(route func(string, http.HandlerFunc)) {
 }
 
 func (h *Handler) getDesk(w http.ResponseWriter, r *http.Request) {
-	d, err := h.Tasks.GetDesk(r.Context(), r.PathValue("handle"))
+	d, err := h.Services.Tasks.GetDesk(r.Context(), r.PathValue("handle"))
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	h.writeJSON(w, http.StatusOK, h.Tasks.DeskOutput(d))
+	h.writeJSON(w, http.StatusOK, h.Services.Tasks.DeskOutput(d))
 }
 
 // contentBody is the body of PUT /api/desk/draft and /api/desk/plan.
@@ -47,7 +47,7 @@ func (h *Handler) putDeskPage(which string) http.HandlerFunc {
 			h.fail(w, r, err)
 			return
 		}
-		p, err := h.Tasks.UpdateDeskPage(r.Context(), which, b.Content)
+		p, err := h.Services.Tasks.UpdateDeskPage(r.Context(), which, b.Content)
 		if err != nil {
 			h.fail(w, r, err)
 			return
@@ -72,7 +72,7 @@ func (h *Handler) addProgress(w http.ResponseWriter, r *http.Request) {
 	if b.Timestamp != nil {
 		at = *b.Timestamp
 	}
-	it, err := h.Tasks.AddProgress(r.Context(), b.Description, at)
+	it, err := h.Services.Tasks.AddProgress(r.Context(), b.Description, at)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -81,7 +81,7 @@ func (h *Handler) addProgress(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) archiveProgress(w http.ResponseWriter, r *http.Request) {
-	n, err := h.Tasks.ArchiveProgress(r.Context())
+	n, err := h.Services.Tasks.ArchiveProgress(r.Context())
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -91,12 +91,12 @@ func (h *Handler) archiveProgress(w http.ResponseWriter, r *http.Request) {
 
 // listTodos lists the caller's desk's todos (or ?handle='s).
 func (h *Handler) listTodos(w http.ResponseWriter, r *http.Request) {
-	d, err := h.Tasks.GetDesk(r.Context(), r.URL.Query().Get("handle"))
+	d, err := h.Services.Tasks.GetDesk(r.Context(), r.URL.Query().Get("handle"))
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	h.writeJSON(w, http.StatusOK, map[string]any{"todos": h.Tasks.DeskOutput(d).Todos})
+	h.writeJSON(w, http.StatusOK, map[string]any{"todos": h.Services.Tasks.DeskOutput(d).Todos})
 }
 
 // todoBody is create_todo's input.
@@ -111,7 +111,7 @@ func (h *Handler) createTodo(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	t, err := h.Tasks.CreateTodo(r.Context(), b.Title, b.Description, nil)
+	t, err := h.Services.Tasks.CreateTodo(r.Context(), b.Title, b.Description, nil)
 	h.todo(w, r, t, err, http.StatusCreated)
 }
 
@@ -128,7 +128,7 @@ func (h *Handler) patchTodo(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	t, err := h.Tasks.UpdateTodo(r.Context(), r.PathValue("id"), b.Progress, b.Status, b.StatusDesc)
+	t, err := h.Services.Tasks.UpdateTodo(r.Context(), r.PathValue("id"), b.Progress, b.Status, b.StatusDesc)
 	h.todo(w, r, t, err, http.StatusOK)
 }
 
@@ -137,12 +137,12 @@ func (h *Handler) todo(w http.ResponseWriter, r *http.Request, t atrium.Task, er
 		h.fail(w, r, err)
 		return
 	}
-	files, err := h.Tasks.TodoFiles(r.Context(), t.Number)
+	files, err := h.Services.Tasks.TodoFiles(r.Context(), t.Number)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	h.writeJSON(w, status, map[string]any{"todo": h.Tasks.TodoOutput(t, files)})
+	h.writeJSON(w, status, map[string]any{"todo": h.Services.Tasks.TodoOutput(t, files)})
 }
 
 // addTodoFile stores the request body as a file named by ?name=.
@@ -152,18 +152,18 @@ func (h *Handler) addTodoFile(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	f, err := h.Tasks.AddTodoFile(r.Context(), r.PathValue("id"), tasks.TodoFile{Name: r.URL.Query().Get("name"), MIMEType: r.Header.Get("Content-Type"), Data: data})
+	f, err := h.Services.Tasks.AddTodoFile(r.Context(), r.PathValue("id"), tasks.TodoFile{Name: r.URL.Query().Get("name"), MIMEType: r.Header.Get("Content-Type"), Data: data})
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
 	n, _ := tasks.ParseTodoID(r.PathValue("id"))
-	h.writeJSON(w, http.StatusCreated, map[string]any{"file": h.Tasks.FileOutput(n, f)})
+	h.writeJSON(w, http.StatusCreated, map[string]any{"file": h.Services.Tasks.FileOutput(n, f)})
 }
 
 // getTodoFile serves a todo file's bytes, as attachments are served.
 func (h *Handler) getTodoFile(w http.ResponseWriter, r *http.Request) {
-	f, data, err := h.Tasks.TodoFile(r.Context(), r.PathValue("id"), r.PathValue("file"))
+	f, data, err := h.Services.Tasks.TodoFile(r.Context(), r.PathValue("id"), r.PathValue("file"))
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -172,7 +172,7 @@ func (h *Handler) getTodoFile(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) removeTodoFile(w http.ResponseWriter, r *http.Request) {
-	if err := h.Tasks.RemoveTodoFile(r.Context(), r.PathValue("id"), r.PathValue("file")); err != nil {
+	if err := h.Services.Tasks.RemoveTodoFile(r.Context(), r.PathValue("id"), r.PathValue("file")); err != nil {
 		h.fail(w, r, err)
 		return
 	}

@@ -41,7 +41,7 @@ func (h *Handler) listPages(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	res, err := h.Docs.ListPages(r.Context(), pages.ListRequest{Path: q.Get("path"), Depth: int(depth), IncludeContent: content, IncludePrivate: private, Cursor: q.Get("cursor"), Limit: int(limit)})
+	res, err := h.Services.Pages.ListPages(r.Context(), pages.ListRequest{Path: q.Get("path"), Depth: int(depth), IncludeContent: content, IncludePrivate: private, Cursor: q.Get("cursor"), Limit: int(limit)})
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -54,7 +54,7 @@ func (h *Handler) getPage(w http.ResponseWriter, r *http.Request) {
 	switch sub {
 	case "":
 	case "links":
-		res, err := h.Docs.Links(r.Context(), page)
+		res, err := h.Services.Pages.Links(r.Context(), page)
 		if err != nil {
 			h.fail(w, r, err)
 			return
@@ -67,7 +67,7 @@ func (h *Handler) getPage(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, r, err)
 			return
 		}
-		res, err := h.Docs.Revisions(r.Context(), page, r.URL.Query().Get("cursor"), int(limit))
+		res, err := h.Services.Pages.Revisions(r.Context(), page, r.URL.Query().Get("cursor"), int(limit))
 		if err != nil {
 			h.fail(w, r, err)
 			return
@@ -83,7 +83,7 @@ func (h *Handler) getPage(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	res, err := h.Docs.ReadPage(r.Context(), pages.ReadRequest{Path: page, Section: r.URL.Query().Get("section"), Revision: rev})
+	res, err := h.Services.Pages.ReadPage(r.Context(), pages.ReadRequest{Path: page, Section: r.URL.Query().Get("section"), Revision: rev})
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -140,7 +140,7 @@ func (h *Handler) putPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body.BaseRevision = rev
-	res, err := h.Docs.WritePage(r.Context(), pages.WriteRequest{Path: page, Content: body.Content, BaseRevision: body.BaseRevision, Overwrite: body.Overwrite})
+	res, err := h.Services.Pages.WritePage(r.Context(), pages.WriteRequest{Path: page, Content: body.Content, BaseRevision: body.BaseRevision, Overwrite: body.Overwrite})
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -176,7 +176,7 @@ func (h *Handler) patchPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body.BaseRevision = rev
-	res, err := h.Docs.EditPage(r.Context(), pages.EditRequest{Path: page, BaseRevision: body.BaseRevision, Ops: pages.Ops(body.Operations)})
+	res, err := h.Services.Pages.EditPage(r.Context(), pages.EditRequest{Path: page, BaseRevision: body.BaseRevision, Ops: pages.Ops(body.Operations)})
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -191,7 +191,7 @@ func (h *Handler) deletePage(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, atrium.Errorf(atrium.ENotFound, "DELETE goes to a page, not %s", sub))
 		return
 	}
-	if _, err := h.Docs.DeletePage(r.Context(), page); err != nil {
+	if _, err := h.Services.Pages.DeletePage(r.Context(), page); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -210,7 +210,7 @@ func (h *Handler) postPage(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, r, err)
 			return
 		}
-		res, err := h.Docs.MovePage(r.Context(), page, body.DestinationPath)
+		res, err := h.Services.Pages.MovePage(r.Context(), page, body.DestinationPath)
 		if err != nil {
 			h.fail(w, r, err)
 			return
@@ -229,7 +229,7 @@ func (h *Handler) postPage(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, r, atrium.Errorf(atrium.EInvalid, "revision is required"))
 			return
 		}
-		res, err := h.Docs.RestoreRevision(r.Context(), page, body.Revision, body.BaseRevision)
+		res, err := h.Services.Pages.RestoreRevision(r.Context(), page, body.Revision, body.BaseRevision)
 		if err != nil {
 			h.fail(w, r, err)
 			return
@@ -245,7 +245,7 @@ func (h *Handler) postPage(w http.ResponseWriter, r *http.Request) {
 // postAttachment takes a multipart upload (field "file") or the raw bytes
 // with ?name=.
 func (h *Handler) postAttachment(w http.ResponseWriter, r *http.Request, page string) {
-	limit := h.Docs.MaxAttachmentBytes
+	limit := h.Services.Pages.MaxAttachmentBytes
 	body := http.MaxBytesReader(w, r.Body, limit+1<<20)
 	var name string
 	var data []byte
@@ -285,7 +285,7 @@ func (h *Handler) postAttachment(w http.ResponseWriter, r *http.Request, page st
 	if n := r.URL.Query().Get("name"); n != "" {
 		name = n
 	}
-	res, err := h.Docs.AddAttachment(r.Context(), pages.AttachRequest{PagePath: page, FileName: name, Data: data})
+	res, err := h.Services.Pages.AddAttachment(r.Context(), pages.AttachRequest{PagePath: page, FileName: name, Data: data})
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -307,7 +307,7 @@ func maybeTooLarge(err error) error {
 
 // getAttachment serves an attachment's bytes (see serveFile).
 func (h *Handler) getAttachment(w http.ResponseWriter, r *http.Request) {
-	att, data, err := h.Docs.Attachment(r.Context(), r.PathValue("path"))
+	att, data, err := h.Services.Pages.Attachment(r.Context(), r.PathValue("path"))
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -29,7 +29,7 @@ func (h *Handler) listAnnotations(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	res, err := h.Review.List(r.Context(), review.ListRequest{DocPath: q.Get("doc_path"), Section: q.Get("section"), Status: atrium.AnnotationStatus(q.Get("status")),
+	res, err := h.Services.Review.List(r.Context(), review.ListRequest{DocPath: q.Get("doc_path"), Section: q.Get("section"), Status: atrium.AnnotationStatus(q.Get("status")),
 		ReviewID: q.Get("review_id"), Cursor: q.Get("cursor"), Limit: int(limit)})
 	if err != nil {
 		h.fail(w, r, err)
@@ -54,7 +54,7 @@ func (h *Handler) createAnnotation(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	a, created, err := h.Review.Create(r.Context(), review.CreateRequest{DocPath: b.DocPath, Section: b.Section, Content: b.Content, ParentID: b.ParentID, Quote: b.Quote.Quote(), Status: atrium.AnnotationStatus(b.Status)})
+	a, created, err := h.Services.Review.Create(r.Context(), review.CreateRequest{DocPath: b.DocPath, Section: b.Section, Content: b.Content, ParentID: b.ParentID, Quote: b.Quote.Quote(), Status: atrium.AnnotationStatus(b.Status)})
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -67,7 +67,7 @@ func (h *Handler) createAnnotation(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) getAnnotation(w http.ResponseWriter, r *http.Request) {
-	t, err := h.Review.Get(r.Context(), r.PathValue("id"))
+	t, err := h.Services.Review.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -96,13 +96,13 @@ func (h *Handler) patchAnnotation(w http.ResponseWriter, r *http.Request) {
 		err = atrium.Errorf(atrium.EInvalid, "status is resolved (resolve the thread) or submitted (reopen it), not %q", b.Status)
 	}
 	if err == nil && b.Content != nil {
-		a, err = h.Review.Edit(r.Context(), id, *b.Content)
+		a, err = h.Services.Review.Edit(r.Context(), id, *b.Content)
 	}
 	if err == nil && b.Status == string(atrium.StatusResolved) {
-		a, err = h.Review.Resolve(r.Context(), id)
+		a, err = h.Services.Review.Resolve(r.Context(), id)
 	}
 	if err == nil && b.Status == string(atrium.StatusSubmitted) {
-		a, err = h.Review.Reopen(r.Context(), id)
+		a, err = h.Services.Review.Reopen(r.Context(), id)
 	}
 	if err != nil {
 		h.fail(w, r, err)
@@ -112,7 +112,7 @@ func (h *Handler) patchAnnotation(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) deleteAnnotation(w http.ResponseWriter, r *http.Request) {
-	res, err := h.Review.Delete(r.Context(), r.PathValue("id"))
+	res, err := h.Services.Review.Delete(r.Context(), r.PathValue("id"))
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -128,7 +128,7 @@ func (h *Handler) listReviews(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	res, err := h.Review.ListReviews(r.Context(), q.Get("doc_path"), atrium.ReviewStatus(q.Get("status")), q.Get("cursor"), int(limit))
+	res, err := h.Services.Review.ListReviews(r.Context(), q.Get("doc_path"), atrium.ReviewStatus(q.Get("status")), q.Get("cursor"), int(limit))
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -151,14 +151,14 @@ func (h *Handler) createReview(w http.ResponseWriter, r *http.Request) {
 	}
 	switch b.Status {
 	case string(atrium.ReviewDraft):
-		rv, err := h.Review.CreateDraft(r.Context(), b.DocPath, b.Summary)
+		rv, err := h.Services.Review.CreateDraft(r.Context(), b.DocPath, b.Summary)
 		if err != nil {
 			h.fail(w, r, err)
 			return
 		}
 		h.writeJSON(w, http.StatusCreated, review.ReviewResult{Review: rv}.Output())
 	case "", string(atrium.ReviewSubmitted):
-		res, err := h.Review.Submit(r.Context(), review.SubmitRequest{DocPath: b.DocPath, AnnotationIDs: b.AnnotationIDs, Summary: b.Summary})
+		res, err := h.Services.Review.Submit(r.Context(), review.SubmitRequest{DocPath: b.DocPath, AnnotationIDs: b.AnnotationIDs, Summary: b.Summary})
 		if err != nil {
 			h.fail(w, r, err)
 			return
@@ -170,7 +170,7 @@ func (h *Handler) createReview(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) getReview(w http.ResponseWriter, r *http.Request) {
-	res, err := h.Review.GetReview(r.Context(), r.PathValue("id"))
+	res, err := h.Services.Review.GetReview(r.Context(), r.PathValue("id"))
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -187,7 +187,7 @@ func (h *Handler) patchReview(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	res, err := h.Review.Update(r.Context(), review.UpdateRequest{ID: r.PathValue("id"), Status: atrium.ReviewStatus(b.Status), Summary: b.Summary})
+	res, err := h.Services.Review.Update(r.Context(), review.UpdateRequest{ID: r.PathValue("id"), Status: atrium.ReviewStatus(b.Status), Summary: b.Summary})
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -27,7 +27,7 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 	if query == "" {
 		query = q.Get("query")
 	}
-	res, err := h.Docs.Search(r.Context(), pages.SearchRequest{Query: query, Path: q.Get("path"), Tags: tags, Limit: int(limit), Cursor: q.Get("cursor")})
+	res, err := h.Services.Pages.Search(r.Context(), pages.SearchRequest{Query: query, Path: q.Get("path"), Tags: tags, Limit: int(limit), Cursor: q.Get("cursor")})
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -47,7 +47,7 @@ func (h *Handler) tree(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	res, err := h.Docs.Tree(r.Context(), pages.TreeRequest{IncludeMetadata: meta, Cursor: r.URL.Query().Get("cursor"), Limit: int(limit)})
+	res, err := h.Services.Pages.Tree(r.Context(), pages.TreeRequest{IncludeMetadata: meta, Cursor: r.URL.Query().Get("cursor"), Limit: int(limit)})
 	if err != nil {
 		h.fail(w, r, err)
 		return

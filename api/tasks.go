@@ -58,13 +58,13 @@ func (h *Handler) listTasks(w http.ResponseWriter, r *http.Request) {
 	for _, s := range listParam(r, "status") {
 		req.Statuses = append(req.Statuses, atrium.TaskStatus(s))
 	}
-	h.taskRows(w, r, req, h.Tasks.List)
+	h.taskRows(w, r, req, h.Services.Tasks.List)
 }
 
 // readyTasks lists what someone could start now (task_ready).
 func (h *Handler) readyTasks(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	h.taskRows(w, r, tasks.ListRequest{Kind: atrium.KindTask, Label: q.Get("label"), Cursor: q.Get("cursor")}, h.Tasks.Ready)
+	h.taskRows(w, r, tasks.ListRequest{Kind: atrium.KindTask, Label: q.Get("label"), Cursor: q.Get("cursor")}, h.Services.Tasks.Ready)
 }
 
 func (h *Handler) taskRows(w http.ResponseWriter, r *http.Request, req tasks.ListRequest, list func(context.Context, tasks.ListRequest) (tasks.ListResult, error)) {
@@ -83,7 +83,7 @@ func (h *Handler) taskRows(w http.ResponseWriter, r *http.Request, req tasks.Lis
 		h.fail(w, r, err)
 		return
 	}
-	h.writeJSON(w, http.StatusOK, taskRows{Tasks: h.Tasks.Rows(res.Tasks, fields), NextCursor: res.NextCursor})
+	h.writeJSON(w, http.StatusOK, taskRows{Tasks: h.Services.Tasks.Rows(res.Tasks, fields), NextCursor: res.NextCursor})
 }
 
 // taskBody is what POST /api/tasks sets and PATCH /api/tasks/{n} changes:
@@ -104,7 +104,7 @@ func (h *Handler) oneTask(w http.ResponseWriter, r *http.Request, status int, t 
 		return
 	}
 	w.Header().Set("ETag", etag(t.Revision))
-	h.writeJSON(w, status, taskOut{Task: h.Tasks.Output(t)})
+	h.writeJSON(w, status, taskOut{Task: h.Services.Tasks.Output(t)})
 }
 
 func (h *Handler) createTask(w http.ResponseWriter, r *http.Request) {
@@ -117,7 +117,7 @@ func (h *Handler) createTask(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, atrium.Errorf(atrium.EInvalid, "a new task has no base_revision"))
 		return
 	}
-	t, err := h.Tasks.Create(r.Context(), tasks.CreateRequest{Fields: b.Fields()})
+	t, err := h.Services.Tasks.Create(r.Context(), tasks.CreateRequest{Fields: b.Fields()})
 	h.oneTask(w, r, http.StatusCreated, t, err)
 }
 
@@ -129,13 +129,13 @@ func (h *Handler) getTask(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	c, err := h.Tasks.GetContext(r.Context(), n)
+	c, err := h.Services.Tasks.GetContext(r.Context(), n)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
 	w.Header().Set("ETag", etag(c.Task.Revision))
-	h.writeJSON(w, http.StatusOK, h.Tasks.ContextOutput(c))
+	h.writeJSON(w, http.StatusOK, h.Services.Tasks.ContextOutput(c))
 }
 
 // patchTask changes the fields given, made from base_revision (or If-Match);
@@ -156,7 +156,7 @@ func (h *Handler) patchTask(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	t, err := h.Tasks.Update(r.Context(), tasks.UpdateRequest{Number: n, BaseRevision: base, Fields: b.Fields()})
+	t, err := h.Services.Tasks.Update(r.Context(), tasks.UpdateRequest{Number: n, BaseRevision: base, Fields: b.Fields()})
 	h.oneTask(w, r, http.StatusOK, t, err)
 }
 
@@ -168,7 +168,7 @@ func (h *Handler) claimTask(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	t, err := h.Tasks.Claim(r.Context(), n)
+	t, err := h.Services.Tasks.Claim(r.Context(), n)
 	h.oneTask(w, r, http.StatusOK, t, err)
 }
 
@@ -197,7 +197,7 @@ func (h *Handler) listTaskComments(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Limit = int(limit)
-	page, err := h.Tasks.Comments(r.Context(), req)
+	page, err := h.Services.Tasks.Comments(r.Context(), req)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -295,8 +295,8 @@ func (h *Handler) postTaskComment(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	h.writeJSON(w, http.StatusCreated, PostedOut{Comment: tasks.Comments([]atrium.TaskComment{p.Comment})[0], URL: h.Tasks.CommentURL(n, p.Comment.ID),
-		Task: h.Tasks.Output(p.Task), WaitingFor: p.WaitingFor, NextAgent: p.NextAgent, LabelAdded: p.LabelAdded})
+	h.writeJSON(w, http.StatusCreated, PostedOut{Comment: tasks.Comments([]atrium.TaskComment{p.Comment})[0], URL: h.Services.Tasks.CommentURL(n, p.Comment.ID),
+		Task: h.Services.Tasks.Output(p.Task), WaitingFor: p.WaitingFor, NextAgent: p.NextAgent, LabelAdded: p.LabelAdded})
 }
 
 // comment posts b as commentBody says.
@@ -319,19 +319,19 @@ func (h *Handler) comment(r *http.Request, n int64, b commentBody) (tasks.Posted
 	case b.Body != nil && len(given) > 0:
 		return tasks.Posted{}, atrium.Errorf(atrium.EInvalid, "send body (the comment as written) or %s (what the type's tool does), not both", strings.Join(own, " and "))
 	case b.Body != nil || len(own) == 0:
-		return h.Tasks.Comment(ctx, tasks.CommentRequest{Number: n, Type: typ, Body: str(b.Body)})
+		return h.Services.Tasks.Comment(ctx, tasks.CommentRequest{Number: n, Type: typ, Body: str(b.Body)})
 	}
 	switch typ {
 	case atrium.CommentStatus:
-		return h.Tasks.UpdateStatus(ctx, n, str(b.Status), b.Progress)
+		return h.Services.Tasks.UpdateStatus(ctx, n, str(b.Status), b.Progress)
 	case atrium.CommentQuestion:
-		return h.Tasks.Ask(ctx, n, str(b.Target), str(b.Question))
+		return h.Services.Tasks.Ask(ctx, n, str(b.Target), str(b.Question))
 	case atrium.CommentAnswer:
-		return h.Tasks.Answer(ctx, n, str(b.Target), str(b.Answer), b.Answers)
+		return h.Services.Tasks.Answer(ctx, n, str(b.Target), str(b.Answer), b.Answers)
 	case atrium.CommentBlocked:
-		return h.Tasks.Blocked(ctx, n, str(b.Reason), str(b.WaitingFor))
+		return h.Services.Tasks.Blocked(ctx, n, str(b.Reason), str(b.WaitingFor))
 	default:
-		return h.Tasks.Complete(ctx, n, str(b.ArtifactPath), str(b.Summary))
+		return h.Services.Tasks.Complete(ctx, n, str(b.ArtifactPath), str(b.Summary))
 	}
 }
 
@@ -348,7 +348,7 @@ func (h *Handler) readInbox(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	res, err := h.Tasks.ReadInbox(r.Context(), tasks.InboxRequest{IncludeRead: includeRead, Limit: int(limit)})
+	res, err := h.Services.Tasks.ReadInbox(r.Context(), tasks.InboxRequest{IncludeRead: includeRead, Limit: int(limit)})
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -372,7 +372,7 @@ func (h *Handler) ackInbox(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, atrium.Errorf(atrium.EInvalid, "ack is required: the ack_cursor of GET /api/inbox"))
 		return
 	}
-	res, err := h.Tasks.ReadInbox(r.Context(), tasks.InboxRequest{Ack: b.Ack, IncludeRead: b.IncludeRead, Limit: b.Limit})
+	res, err := h.Services.Tasks.ReadInbox(r.Context(), tasks.InboxRequest{Ack: b.Ack, IncludeRead: b.IncludeRead, Limit: b.Limit})
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -19,7 +19,7 @@ func (h *Handler) listTrash(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	res, err := h.Docs.Trash(r.Context(), pages.TrashRequest{Path: q.Get("path"), Cursor: q.Get("cursor"), Limit: int(limit)})
+	res, err := h.Services.Pages.Trash(r.Context(), pages.TrashRequest{Path: q.Get("path"), Cursor: q.Get("cursor"), Limit: int(limit)})
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -38,7 +38,7 @@ func (h *Handler) restorePage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	res, err := h.Docs.RestorePage(r.Context(), pages.RestoreRequest{PageID: r.PathValue("id"), To: body.NewPath})
+	res, err := h.Services.Pages.RestorePage(r.Context(), pages.RestoreRequest{PageID: r.PathValue("id"), To: body.NewPath})
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -47,7 +47,7 @@ func (h *Handler) restorePage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) purgePage(w http.ResponseWriter, r *http.Request) {
-	p, err := h.Docs.PurgePage(r.Context(), r.PathValue("id"))
+	p, err := h.Services.Pages.PurgePage(r.Context(), r.PathValue("id"))
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -17,13 +17,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/identity/identitytest"
 	"github.com/atrium-hq/atrium/internal/vaultgen"
 	"github.com/atrium-hq/atrium/mcpserver"
+	"github.com/atrium-hq/atrium/mcptools"
 	"github.com/atrium-hq/atrium/pages"
-	"github.com/atrium-hq/atrium/review"
+	"github.com/atrium-hq/atrium/services/servicestest"
 	"github.com/atrium-hq/atrium/store"
-	"github.com/atrium-hq/atrium/store/storetest"
 )
 
 // questions are multi-word searches over the generated vault's vocabulary:
@@ -546,9 +545,9 @@ func TestReliabilityConcurrencyInProcess(t *testing.T) {
 		n = 600 // -race is after data races, which any concurrent searches show; the import is its cost
 	}
 	eachEngine(t, func(t *testing.T, e store.Engine, _ string) {
-		db := storetest.MustOpen(t, e, nil)
-		actor := identitytest.Agent(t, identitytest.New(t, db), "racer", "")
-		d := pages.New(db, nil)
+		svc := servicestest.MustOpen(t, e, nil)
+		actor := servicestest.Agent(t, svc, "racer", "")
+		d := svc.Pages
 		ctx := atrium.NewContextWithActor(context.Background(), actor)
 		files := func(yield func(pages.File) bool) {
 			for i := range n {
@@ -561,7 +560,7 @@ func TestReliabilityConcurrencyInProcess(t *testing.T) {
 		if res, err := d.Import(ctx, files, pages.ImportOptions{}); err != nil || len(res.Failed) > 0 {
 			t.Fatalf("import: %v %v", err, res.Failed)
 		}
-		srv, err := mcpserver.New(mcpserver.Config{Actor: actor, Docs: d, Review: review.New(db, d, nil)})
+		srv, err := mcpserver.New(mcpserver.Config{Toolsets: mcptools.All(nil), Actor: actor, Services: svc})
 		if err != nil {
 			t.Fatal(err)
 		}

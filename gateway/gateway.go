@@ -63,6 +63,7 @@ type Gateway struct {
 	hookMu   sync.Mutex
 	reserved func(string) bool
 	onChange []func()
+	audit    func(ctx context.Context, rec CallRecord) error
 
 	progressSeq atomic.Int64
 	progressMu  sync.Mutex

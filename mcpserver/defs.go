@@ -2,26 +2,27 @@ package mcpserver
 
 import (
 	"context"
-	"embed"
 	"encoding/json"
+	"io/fs"
 	"path"
 	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// defFiles are the definitions of every tool as tools/list sends them, one
-// file per tool. TestToolDefinitionsGolden keeps them equal to the definitions
-// inferred from the code (go test ./mcpserver -run Golden -update rewrites
-// them); they are also what reviewers read to see a tool's contract change.
-//
-//go:embed defs/*.json
-var defFiles embed.FS
+// Each toolset keeps the definitions of its tools as tools/list sends them,
+// one file per tool, in its defs/ (Toolset.Defs). Its golden test
+// (mcptest.Golden) keeps them equal to the definitions inferred from the code
+// (go test ./mcptools/... -run Golden -update rewrites them); they are also
+// what reviewers read to see a tool's contract change.
 
-// storedDef is the definition of the named tool in defs/, or nil. Decoding
+// storedDef is the definition of the named tool in defs, or nil. Decoding
 // one takes some 50 µs, where inferring and encoding its schemas takes 400.
-func storedDef(name string) *mcp.Tool {
-	b, err := defFiles.ReadFile(path.Join("defs", name+".json"))
+func storedDef(defs fs.FS, name string) *mcp.Tool {
+	if defs == nil {
+		return nil
+	}
+	b, err := fs.ReadFile(defs, path.Join("defs", name+".json"))
 	if err != nil {
 		return nil
 	}
@@ -42,13 +43,17 @@ func storedDef(name string) *mcp.Tool {
 // them, by name: from defs/ where the stored one matches the code's name,
 // title, description and annotations, otherwise inferred and encoded here.
 func (s *Server) listedDefs() map[string]*mcp.Tool {
+	stored := map[string]fs.FS{}
+	for _, ts := range s.toolsets {
+		stored[ts.Name] = ts.Defs
+	}
 	defs := make(map[string]*mcp.Tool, len(s.tools))
 	for _, t := range s.tools {
-		if d := storedDef(t.Name()); d != nil && sameText(d, t.spec) {
+		if d := storedDef(stored[t.Toolset], t.Name()); d != nil && sameText(d, t.spec) {
 			defs[d.Name] = d
 			continue
 		}
-		s.log.Warn("a tool's stored definition is missing or stale; inferring it (go test ./mcpserver -run Golden -update rewrites defs/)", "tool", t.Name())
+		s.log.Warn("a tool's stored definition is missing or stale; inferring it (go test ./mcptools/... -run Golden -update rewrites defs/)", "tool", t.Name())
 		d := *t.Def()
 		for _, sch := range []*any{&d.InputSchema, &d.OutputSchema} {
 			if *sch == nil {

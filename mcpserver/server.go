@@ -7,6 +7,7 @@ package mcpserver
 
 import (
 	"context"
+	"io/fs"
 	"log/slog"
 	"runtime/debug"
 	"slices"
@@ -19,19 +20,18 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/activity"
-	"github.com/atrium-hq/atrium/gateway"
 	"github.com/atrium-hq/atrium/metrics"
-	"github.com/atrium-hq/atrium/pages"
-	"github.com/atrium-hq/atrium/review"
-	"github.com/atrium-hq/atrium/tasks"
+	"github.com/atrium-hq/atrium/services"
 )
 
 // Config configures a Server. Nil fields mean defaults.
 type Config struct {
-	// Toolsets names the toolsets to enable: "all" (the default) is every
+	// Toolsets are every toolset the server can serve, in the order their
+	// tools are listed (cmd/atrium passes mcptools.All); Enable picks some.
+	Toolsets []NewToolset
+	// Enable names the toolsets to serve: "all" (the default) is every
 	// toolset that is on by default; others, like "conformance", must be named.
-	Toolsets []string
+	Enable []string
 	// ReadOnly drops every tool not annotated read-only.
 	ReadOnly bool
 	// Actor is the fixed caller of a local server (stdio, in-process). HTTP
@@ -40,31 +40,20 @@ type Config struct {
 	Logger  *slog.Logger
 	Metrics *metrics.Registry
 
-	// Docs and Review serve their toolsets; a server built without them
-	// still lists the tools (atrium tools) but cannot call them.
-	Docs   *pages.Service
-	Review *review.Service
-	Tasks  *tasks.Service
+	// Services serve the toolsets' calls; a server built without them
+	// still lists its tools (atrium tools) but cannot call them.
+	Services *services.Services
 	// LocalFiles is the folder local callers may attach files from (stdio:
 	// the working folder); empty on HTTP, where file_path is refused.
 	LocalFiles string
-	// Events, when set, subscribes to the store's events so that resource
-	// subscribers hear of changes made through any surface.
-	Events func() (<-chan atrium.Event, func())
-	// Store says which store and data folder a local server uses; whoami
-	// reports it, because a client that drops the environment it was told to
-	// pass silently gets another store. HTTP servers leave it nil: their
-	// callers have no business with the server's files.
-	Store *StoreInfo
+	// Local says, on a local server, which store and data folder it uses:
+	// whoami reports it, because a client that drops the environment it was
+	// told to pass silently gets another store. HTTP servers leave it false:
+	// their callers have no business with the server's files.
+	Local bool
 
-	// Gateway, when set, puts other MCP servers' tools beside Atrium's (see
-	// gateway.go) and serves the gateway toolset; Audit records each call
-	// made through it.
-	Gateway *gateway.Gateway
-	Audit   func(ctx context.Context, call activity.UpstreamCall) error
-
-	// Open, when set, fills in the fields that need the store (Actor, Docs,
-	// Review, Events) after New returns. Meanwhile the server answers the
+	// Open, when set, fills in the fields that need the store (Actor,
+	// Services) after New returns. Meanwhile the server answers the
 	// handshake and lists its tools, prompts and resources, so that an MCP
 	// client is not kept waiting while the store opens — or, after an
 	// upgrade, rebuilds its search index; every other request waits for Open.
@@ -72,15 +61,13 @@ type Config struct {
 	Open func(ctx context.Context, cfg *Config) error
 }
 
-// StoreInfo names the store a local server uses.
-type StoreInfo struct {
-	Store   string `json:"store" jsonschema:"the database: sqlite and its file, or postgres and its host and database (never a password)"`
-	DataDir string `json:"data_dir" jsonschema:"the data folder (--data-dir, env ATRIUM_DATA_DIR)"`
-}
-
 // Server builds the MCP servers of Atrium, one per workspace, from the enabled
 // toolsets. A server per workspace keeps resource notifications inside their
 // tenant: the SDK notifies every subscribed session of a server.
+//
+// Toolsets reach the registry through the Server they are built with: the
+// caller of a request (Actor), the services once open (Services), the
+// servers built so far (EachServer).
 type Server struct {
 	cfg      Config
 	log      *slog.Logger
@@ -106,11 +93,6 @@ type Server struct {
 	calls     *metrics.Counter
 	duration  *metrics.Histogram
 	toolNames map[string]bool // the tools it serves, for metrics labels
-	seen      presenceSeen
-	subs      deskSubscribers
-
-	gwMu   sync.Mutex
-	gwHave map[*mcp.Server]*gatewayTools
 }
 
 // New returns a Server with the toolsets cfg names.
@@ -118,8 +100,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, sdkLog: slog.New(quiet{cfg.Logger.Handler()}), servers: map[int64]*mcp.Server{}, gwHave: map[*mcp.Server]*gatewayTools{}}
-	enabled, err := selectToolsets(allToolsets(s), cfg.Toolsets)
+	s := &Server{cfg: cfg, log: cfg.Logger, sdkLog: slog.New(quiet{cfg.Logger.Handler()}), servers: map[int64]*mcp.Server{}}
+	all := make([]*Toolset, 0, len(cfg.Toolsets))
+	for _, build := range cfg.Toolsets {
+		all = append(all, build(s))
+	}
+	enabled, err := selectToolsets(all, cfg.Enable)
 	if err != nil {
 		return nil, err
 	}
@@ -138,8 +124,10 @@ func New(cfg Config) (*Server, error) {
 	for _, t := range s.tools {
 		s.toolNames[t.Name()] = true
 	}
-	if cfg.Gateway != nil {
-		cfg.Gateway.Attach(func(n string) bool { return s.toolNames[n] }, s.gatewayChanged)
+	for _, ts := range enabled {
+		if ts.Attach != nil {
+			ts.Attach()
+		}
 	}
 	s.listed = sync.OnceValue(s.listedDefs)
 	go s.listed() // beside the store's opening, before the first tools/list
@@ -166,16 +154,18 @@ func New(cfg Config) (*Server, error) {
 
 // start begins serving calls once the configuration is complete.
 func (s *Server) start() {
-	if s.cfg.Events != nil {
-		events, stop := s.cfg.Events()
+	if s.cfg.Services != nil {
+		events, stop := s.cfg.Services.Events()
 		go func() {
 			<-s.ctx.Done()
 			stop()
 		}()
 		go s.watch(events)
-	}
-	if s.cfg.Tasks != nil {
-		go s.expirePresence()
+		for _, ts := range s.toolsets {
+			if ts.Run != nil {
+				go ts.Run(s.ctx)
+			}
+		}
 	}
 	s.mu.Lock()
 	if s.local != nil {
@@ -198,7 +188,11 @@ func (s *Server) Opened(ctx context.Context) error {
 
 // Close stops background work and closes every open session.
 func (s *Server) Close() {
-	s.leaveLocal()
+	for _, ts := range s.toolsets {
+		if ts.Close != nil {
+			ts.Close()
+		}
+	}
 	s.cancel()
 	s.mu.Lock()
 	servers := make([]*mcp.Server, 0, len(s.servers))
@@ -250,9 +244,9 @@ func (s *Server) ForWorkspace(ws atrium.Workspace) *mcp.Server {
 	return ms
 }
 
-// localWS stands for the local caller's workspace on the server Local builds,
-// which may exist before the caller is known.
-const localWS = 0
+// LocalWorkspace stands for the local caller's workspace on the server Local
+// builds, which may exist before the caller is known.
+const LocalWorkspace = 0
 
 // Local returns the MCP server of the local caller, cfg.Actor (stdio). With
 // Config.Open, it is ready before the caller is known.
@@ -260,7 +254,7 @@ func (s *Server) Local() *mcp.Server {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.local == nil {
-		s.local = s.build(atrium.Workspace{ID: localWS})
+		s.local = s.build(atrium.Workspace{ID: LocalWorkspace})
 		select {
 		case <-s.opened:
 			if s.openErr == nil {
@@ -293,18 +287,29 @@ func (s *Server) build(ws atrium.Workspace) *mcp.Server {
 			Completions: &mcp.CompletionCapabilities{},
 		},
 	})
-	ms.AddReceivingMiddleware(s.recoverPanics, s.observe, s.awaitOpen, s.awaitGateway, s.listTools, s.listResources(ws.ID), s.presence(ws.ID), s.noteSubscriber(ws.ID), s.readResources, s.refuseHeld(ws.ID))
-	ms.AddSendingMiddleware(s.deskOnly)
+	ms.AddReceivingMiddleware(s.recoverPanics, s.observe, s.awaitOpen, s.listTools, s.listResources(ws.ID), s.readResources)
+	for _, ts := range s.toolsets {
+		if ts.Receiving != nil {
+			ms.AddReceivingMiddleware(ts.Receiving(ws.ID))
+		}
+		if ts.Sending != nil {
+			ms.AddSendingMiddleware(ts.Sending)
+		}
+	}
 	for _, t := range s.tools {
 		t.add(s, ms, ws.ID)
 	}
-	s.syncGateway(ms, ws.ID)
+	for _, ts := range s.toolsets {
+		if ts.Added != nil {
+			ts.Added(ms, ws.ID)
+		}
+	}
 	for _, ts := range s.toolsets {
 		for _, r := range ts.Resources {
-			ms.AddResource(r.Def, s.resourceHandler(r.Handler, ws.ID))
+			ms.AddResource(r.Def, s.ResourceHandler(r.Handler, ws.ID))
 		}
 		for _, r := range ts.Templates {
-			ms.AddResourceTemplate(r.Def, s.resourceHandler(r.Handler, ws.ID))
+			ms.AddResourceTemplate(r.Def, s.ResourceHandler(r.Handler, ws.ID))
 		}
 		for _, p := range ts.Prompts {
 			ms.AddPrompt(p.Def, p.Handler)
@@ -331,10 +336,10 @@ func privateByDefault(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
 // actorKey is where HTTP authentication leaves the actor in a token's Extra.
 const actorKey = "atrium.actor"
 
-// actor returns the caller of a request on the server of workspace ws: from the
+// Actor returns the caller of a request on the server of workspace ws: from the
 // request's token on Streamable HTTP, from the session's on SSE, or the fixed
 // local actor on stdio. A caller of another workspace is refused.
-func (s *Server) actor(ctx context.Context, req mcp.Request, ws int64) (*atrium.Actor, error) {
+func (s *Server) Actor(ctx context.Context, req mcp.Request, ws int64) (*atrium.Actor, error) {
 	var a *atrium.Actor
 	if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
 		a, _ = extra.TokenInfo.Extra[actorKey].(*atrium.Actor)
@@ -346,37 +351,37 @@ func (s *Server) actor(ctx context.Context, req mcp.Request, ws int64) (*atrium.
 	if a == nil {
 		return nil, atrium.Errorf(atrium.EUnauthenticated, "no caller identity: authenticate first")
 	}
-	if a.Workspace.ID != ws && (ws != localWS || a != s.cfg.Actor) {
+	if a.Workspace.ID != ws && (ws != LocalWorkspace || a != s.cfg.Actor) {
 		return nil, atrium.Errorf(atrium.EPermission, "this session belongs to another workspace")
 	}
 	return a, nil
 }
 
-// resourceHandler gives a resource handler the caller in its context and turns
+// ResourceHandler gives a resource handler the caller in its context and turns
 // Atrium errors into JSON-RPC errors.
-func (s *Server) resourceHandler(h mcp.ResourceHandler, ws int64) mcp.ResourceHandler {
+func (s *Server) ResourceHandler(h mcp.ResourceHandler, ws int64) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		a, err := s.actor(ctx, req, ws)
+		a, err := s.Actor(ctx, req, ws)
 		if err != nil {
-			return nil, rpcError(err)
+			return nil, RPCError(err)
 		}
 		res, err := h(atrium.NewContextWithActor(ctx, a), req)
 		if err != nil {
 			if atrium.ErrorCode(err) == atrium.ENotFound {
-				return nil, resourceNotFound(req, err)
+				return nil, s.resourceNotFound(req, err)
 			}
 			if _, ok := err.(*jsonrpc.Error); ok {
 				return nil, err
 			}
-			return nil, rpcError(s.callerError("resources/read", a, err))
+			return nil, RPCError(s.callerError("resources/read", a, err))
 		}
 		return res, nil
 	}
 }
 
-// rpcError is err as a JSON-RPC error, for methods whose failures are protocol
+// RPCError is err as a JSON-RPC error, for methods whose failures are protocol
 // errors rather than tool results.
-func rpcError(err error) error {
+func RPCError(err error) error {
 	code := int64(jsonrpc.CodeInternalError)
 	if c := atrium.ErrorCode(err); c == atrium.EInvalid || c == atrium.ENotFound {
 		code = jsonrpc.CodeInvalidParams
@@ -388,9 +393,9 @@ func rpcError(err error) error {
 // the toolsets, with the caller in the context like every other handler.
 func (s *Server) completer(ws int64) func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	return func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-		a, err := s.actor(ctx, req, ws)
+		a, err := s.Actor(ctx, req, ws)
 		if err != nil {
-			return nil, rpcError(err)
+			return nil, RPCError(err)
 		}
 		ctx = atrium.NewContextWithActor(ctx, a)
 		for _, ts := range s.toolsets {
@@ -399,7 +404,7 @@ func (s *Server) completer(ws int64) func(context.Context, *mcp.CompleteRequest)
 			}
 			if res, ok, err := ts.Complete(ctx, req); ok || err != nil {
 				if err != nil {
-					return nil, rpcError(s.callerError("completion/complete", a, err))
+					return nil, RPCError(s.callerError("completion/complete", a, err))
 				}
 				return res, nil
 			}
@@ -440,7 +445,7 @@ func (s *Server) awaitOpen(next mcp.MethodHandler) mcp.MethodHandler {
 			if method == "tools/call" {
 				return errorResult(err), nil
 			}
-			return nil, rpcError(err)
+			return nil, RPCError(err)
 		}
 		return next(ctx, method, req)
 	}
@@ -477,8 +482,12 @@ func (s *Server) toolLabel(name string) string {
 	return "unknown"
 }
 
-// A Toolset groups tools, resources and prompts that are switched on together.
+// A Toolset groups tools, resources and prompts that are switched on
+// together, with whatever the toolset needs of every request or every server:
+// its own middleware, state and background work live with it, in its own
+// package, and the registry knows none of them.
 type Toolset struct {
+	// Name is what --toolsets and clients' configurations name it by.
 	Name        string
 	Description string
 	// Default toolsets are part of "all".
@@ -487,14 +496,53 @@ type Toolset struct {
 	Resources []Resource
 	Templates []ResourceTemplate
 	Prompts   []Prompt
+	// Defs are the toolset's stored tool definitions, defs/NAME.json, as
+	// tools/list sends them (see listedDefs); its golden test keeps them
+	// equal to the code's.
+	Defs fs.FS
 	// Complete answers completion/complete for the references it knows; ok
 	// false passes the request on.
 	Complete func(ctx context.Context, req *mcp.CompleteRequest) (res *mcp.CompleteResult, ok bool, err error)
 	// ListResources, when set, adds resources of the caller's workspace to
 	// the first page of resources/list (see listResources).
 	ListResources func(ctx context.Context) ([]*mcp.Resource, error)
+	// Updates are the resources a store event changed, which their
+	// subscribers are told of (see watch).
+	Updates func(ev atrium.Event) []ResourceUpdate
+	// NotFoundHint, given a resource URI that names nothing, may say what
+	// the caller likely meant.
+	NotFoundHint func(uri string) string
+	// Skill is the toolset's part of the agent skill (atrium skill), written
+	// before the tool reference; enabled reports whether a toolset is on.
+	Skill func(enabled func(toolset string) bool) string
+	// Receiving wraps every request to the server of workspace ws, inside
+	// the registry's own checks; Sending wraps what every server sends.
+	Receiving func(ws int64) mcp.Middleware
+	Sending   mcp.Middleware
+	// Attach runs once the registry has chosen its tools (New).
+	Attach func()
+	// Added runs when the registry has built the server of workspace ws
+	// (LocalWorkspace for the local server), before it serves anyone.
+	Added func(ms *mcp.Server, ws int64)
 	// Start runs background work for the server of one workspace until ctx ends.
 	Start func(ctx context.Context, ms *mcp.Server, ws atrium.Workspace)
+	// Run runs the toolset's background work once the services are open,
+	// until ctx ends.
+	Run func(ctx context.Context)
+	// Close runs when the server closes, before its sessions are closed.
+	Close func()
+}
+
+// NewToolset builds a toolset for the server s: its tools reach the
+// services and the caller through s when they are called.
+type NewToolset func(s *Server) *Toolset
+
+// A ResourceUpdate is a resource an event changed. Meta travels with the
+// notification to the sending middleware (which may act on it and must take
+// off what is not for clients).
+type ResourceUpdate struct {
+	URI  string
+	Meta mcp.Meta
 }
 
 // Resource is a static resource and its handler.
@@ -563,11 +611,6 @@ func ParseToolsets(v string) []string {
 		}
 	}
 	return out
-}
-
-// allToolsets lists every toolset Atrium has, in the order tools are listed.
-func allToolsets(s *Server) []*Toolset {
-	return append([]*Toolset{coreToolset(s), docsToolset(s), reviewToolset(s), tasksToolset(s), consoleToolset(s), gatewayToolset(s)}, extraToolsets()...)
 }
 
 // quiet passes the SDK's records at warn and above only, unless the operator

@@ -41,25 +41,10 @@ workspace; call ` + "`whoami`" + ` to see who and where you are and what your ro
   ` + "`VAR=$(atrium call … | jq -r …)`" + ` keeps an id that later examples pass as ` + "`$VAR`" + `.
 `)
 	names := s.ToolsetNames()
-	if slices.Contains(names, DocsToolset) && slices.Contains(names, ReviewToolset) {
-		b.WriteString(`
-## Content and review: which tools for what
-
-- Page content goes through the docs tools: ` + "`search_pages`" + ` and ` + "`list_pages`" + ` to find a page,
-  ` + "`read_page`" + ` (whole, or one ` + "`section`" + ` by heading path such as ` + "`Design > Storage`" + `) to read it, ` + "`edit_page`" + `
-  to change part of it with the ` + "`revision`" + ` you read as ` + "`base_revision`" + `.
-- Review goes through the review tools: an annotation's ` + "`doc_path`" + ` is the page path and its ` + "`section`" + `
-  the heading path, exactly as ` + "`read_page`" + ` shows them; quote exact text of the page to anchor a
-  comment to it. Comments follow the page when it is edited or moved.
-`)
-	}
-	if slices.Contains(names, ReviewToolset) {
-		b.WriteString("\n## Recipes\n")
-		for _, r := range Recipes {
-			fmt.Fprintf(&b, "\n### %s\n\n%s", r.Title, r.Text(nil))
-			if len(r.Example) > 0 {
-				fmt.Fprintf(&b, "\n```sh\n%s\n```\n", strings.Join(r.Example, "\n"))
-			}
+	enabled := func(ts string) bool { return slices.Contains(names, ts) }
+	for _, ts := range s.toolsets {
+		if ts.Skill != nil {
+			b.WriteString(ts.Skill(enabled))
 		}
 	}
 	b.WriteString("\n## Tools\n")

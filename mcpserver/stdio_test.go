@@ -19,7 +19,7 @@ import (
 func serveLines(t *testing.T, drain time.Duration, lines ...string) []string {
 	t.Helper()
 	actor := mustActor(t)
-	srv, err := mcpserver.New(mcpserver.Config{Actor: actor, Toolsets: []string{"all", "conformance"}})
+	srv, err := mcpserver.New(mcpserver.Config{Toolsets: all, Enable: []string{"all", "conformance"}, Actor: actor})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func must[T any](v T, err error) T {
 // framed as a client means them.
 func TestStdioFramesLooseLineEnds(t *testing.T) {
 	actor := mustActor(t)
-	srv, err := mcpserver.New(mcpserver.Config{Actor: actor})
+	srv, err := mcpserver.New(mcpserver.Config{Toolsets: all, Actor: actor})
 	if err != nil {
 		t.Fatal(err)
 	}

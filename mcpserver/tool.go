@@ -47,18 +47,20 @@ func (t *Tool) ReadOnly() bool { return t.spec.Annotations != nil && t.spec.Anno
 // internal.
 type Handler[In, Out any] func(ctx context.Context, req *mcp.CallToolRequest, in In) (Out, error)
 
-// newTool builds a Tool from a definition and a typed handler. need is the
-// least role that may call it; read-only tools need reader, others writer
-// unless they say more.
+// NewTool builds a typed tool from a definition and a handler: In's schema is
+// inferred and enforced, Out becomes the structured result, a returned
+// *atrium.Error reaches the caller as {error, code}. need is the least role
+// that may call it; read-only tools need reader, others writer unless they
+// say more.
 //
 // Atrium, not the SDK, decodes the arguments and encodes the result: the SDK's
 // typed tools infer and resolve every schema when a server is built (5 ms per
 // workspace), where this resolves a tool's input schema once, on first use.
-func newTool[In, Out any](spec *mcp.Tool, need atrium.Role, h Handler[In, Out]) *Tool {
-	return newRenderedTool(spec, need, h, nil)
+func NewTool[In, Out any](spec *mcp.Tool, need atrium.Role, h Handler[In, Out]) *Tool {
+	return NewRenderedTool(spec, need, h, nil)
 }
 
-// newRenderedTool is newTool for a tool whose answer is a document a model
+// NewRenderedTool is NewTool for a tool whose answer is a document a model
 // reads: its text content block is render(out) rather than the JSON of out,
 // which stays whole in structuredContent for programs.
 //
@@ -68,7 +70,7 @@ func newTool[In, Out any](spec *mcp.Tool, need atrium.Role, h Handler[In, Out]) 
 // both obscure and make costlier to read (every newline and quote escaped).
 // Only read_page is rendered today; lists, searches and write receipts stay
 // JSON, where a model needs the fields. Errors are always {error, code} JSON.
-func newRenderedTool[In, Out any](spec *mcp.Tool, need atrium.Role, h Handler[In, Out], render func(Out) string) *Tool {
+func NewRenderedTool[In, Out any](spec *mcp.Tool, need atrium.Role, h Handler[In, Out], render func(Out) string) *Tool {
 	t := &Tool{spec: spec, Need: need}
 	t.def = sync.OnceValue(func() *mcp.Tool {
 		d := *t.spec
@@ -158,7 +160,7 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, ws int64, t
 			res, err = errorResult(atrium.Errorf(atrium.EInternal, "internal error")), nil
 		}
 	}()
-	actor, err = s.actor(ctx, req, ws)
+	actor, err = s.Actor(ctx, req, ws)
 	if err == nil && !actor.Role.Allows(t.Need) {
 		err = atrium.Errorf(atrium.EPermission, "%s is %s in workspace %s; %s needs %s", actor.Principal.Handle, actor.Role, actor.Workspace.Name, t.Name(), t.Need)
 	}

@@ -155,7 +155,7 @@ func (m *Mirror) flush() {
 }
 
 func (m *Mirror) movedInFolder(from, to string) bool {
-	res, err := m.cfg.Docs.MovePage(m.ctx, from, to)
+	res, err := m.cfg.Services.Pages.MovePage(m.ctx, from, to)
 	if err != nil {
 		m.log.Warn("move in the folder could not become a page move; treating it as a delete and a new file", "from", from, "to", to, "err", atrium.ErrorMessage(err))
 		return false
@@ -175,13 +175,13 @@ func (m *Mirror) removedInFolder(rel string) {
 		return // never synced: nothing to delete
 	}
 	if !isPage(rel) {
-		if err := m.cfg.Docs.DeleteAttachment(m.ctx, rel); err != nil && atrium.ErrorCode(err) != atrium.ENotFound {
+		if err := m.cfg.Services.Pages.DeleteAttachment(m.ctx, rel); err != nil && atrium.ErrorCode(err) != atrium.ENotFound {
 			m.log.Warn("delete attachment", "path", rel, "err", err)
 		}
 		m.forget(rel)
 		return
 	}
-	r, err := m.cfg.Docs.ReadPage(m.ctx, pages.ReadRequest{Path: rel})
+	r, err := m.cfg.Services.Pages.ReadPage(m.ctx, pages.ReadRequest{Path: rel})
 	switch {
 	case atrium.ErrorCode(err) == atrium.ENotFound:
 		m.forget(rel)
@@ -192,7 +192,7 @@ func (m *Mirror) removedInFolder(rel string) {
 		m.forget(rel)
 		m.writePage(r.Page)
 	default:
-		if _, err := m.cfg.Docs.DeletePage(m.ctx, rel); err != nil && atrium.ErrorCode(err) != atrium.ENotFound {
+		if _, err := m.cfg.Services.Pages.DeletePage(m.ctx, rel); err != nil && atrium.ErrorCode(err) != atrium.ENotFound {
 			m.log.Warn("delete page", "path", rel, "err", err)
 			return
 		}
@@ -214,10 +214,10 @@ func (m *Mirror) pageFromFile(rel string, b []byte) {
 		m.report(rel, atrium.ErrorMessage(err))
 		return
 	}
-	r, err := m.cfg.Docs.ReadPage(m.ctx, pages.ReadRequest{Path: rel})
+	r, err := m.cfg.Services.Pages.ReadPage(m.ctx, pages.ReadRequest{Path: rel})
 	switch {
 	case atrium.ErrorCode(err) == atrium.ENotFound:
-		res, err := m.cfg.Docs.WritePage(m.ctx, pages.WriteRequest{Path: rel, Content: string(b)})
+		res, err := m.cfg.Services.Pages.WritePage(m.ctx, pages.WriteRequest{Path: rel, Content: string(b)})
 		if err != nil {
 			m.report(rel, atrium.ErrorMessage(err))
 			return
@@ -241,12 +241,12 @@ func (m *Mirror) pageFromFile(rel string, b []byte) {
 		return
 	}
 	delete(m.keptHash, store.PathKey(rel))
-	res, err := m.cfg.Docs.WritePage(m.ctx, pages.WriteRequest{Path: r.Page.Path, Content: string(b), BaseRevision: st.Revision})
+	res, err := m.cfg.Services.Pages.WritePage(m.ctx, pages.WriteRequest{Path: r.Page.Path, Content: string(b), BaseRevision: st.Revision})
 	switch {
 	case err == nil:
 		m.adopt(rel, res.Page)
 	case atrium.ErrorCode(err) == atrium.EConflict:
-		if r, err := m.cfg.Docs.ReadPage(m.ctx, pages.ReadRequest{Path: rel}); err == nil {
+		if r, err := m.cfg.Services.Pages.ReadPage(m.ctx, pages.ReadRequest{Path: rel}); err == nil {
 			m.lostToStore(rel, r.Page)
 		}
 	default:
@@ -284,7 +284,7 @@ func (m *Mirror) attachmentFromFile(rel string, b []byte) {
 	if st, ok := m.state(rel); ok && st.Hash == hash {
 		return
 	}
-	att, _, err := m.cfg.Docs.AttachFile(m.ctx, rel, b)
+	att, _, err := m.cfg.Services.Pages.AttachFile(m.ctx, rel, b)
 	if err != nil {
 		m.report(rel, atrium.ErrorMessage(err))
 		return

@@ -28,8 +28,7 @@ func TestOneMirrorPerFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	second := func(dir string) (*mirror.Mirror, error) {
-		return mirror.Start(context.Background(), mirror.Config{Dir: dir, Docs: v.docs, Actor: actor,
-			Events: func() (<-chan atrium.Event, func()) { return v.db.Subscribe(16) }})
+		return mirror.Start(context.Background(), mirror.Config{Dir: dir, Services: v.svc, Actor: actor})
 	}
 	for _, dir := range []string{v.dir, link} {
 		m, err := second(dir)

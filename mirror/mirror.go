@@ -32,6 +32,7 @@ import (
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/pages"
+	"github.com/atrium-hq/atrium/services"
 	"github.com/atrium-hq/atrium/store"
 )
 
@@ -40,13 +41,11 @@ const Origin = "mirror"
 
 // Config configures a mirror.
 type Config struct {
-	Dir   string
-	Docs  *pages.Service
-	Actor *atrium.Actor // who the folder's edits are written as
-	// Events subscribes to the store's events (all workspaces; the mirror
-	// keeps its own).
-	Events func() (<-chan atrium.Event, func())
-	Logger *slog.Logger
+	Dir string
+	// Services are what the mirror writes through, and whose events (all
+	// workspaces: the mirror keeps its own) it follows.
+	Services *services.Services
+	Actor    *atrium.Actor // who the folder's edits are written as
 	// Debounce is how long the folder must be quiet before its changes are
 	// read: editors save in several steps. Default 100ms.
 	Debounce time.Duration
@@ -90,9 +89,6 @@ type Mirror struct {
 // Start reconciles the folder and the store, then keeps them in step until
 // Close. The folder is created if missing.
 func Start(ctx context.Context, cfg Config) (*Mirror, error) {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
 	if cfg.Debounce <= 0 {
 		cfg.Debounce = 100 * time.Millisecond
 	}
@@ -113,16 +109,16 @@ func Start(ctx context.Context, cfg Config) (*Mirror, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Mirror{cfg: cfg, dir: abs, lock: lock, log: cfg.Logger.With("mirror", abs), ws: cfg.Actor.Workspace.ID,
+	m := &Mirror{cfg: cfg, dir: abs, lock: lock, log: cfg.Services.Log.With("mirror", abs), ws: cfg.Actor.Workspace.ID,
 		keptHash: map[string]string{}, pending: map[string]bool{}, ignored: map[string]bool{}, done: make(chan struct{}), ready: make(chan struct{})}
 	m.ctx, m.cancel = context.WithCancel(pages.WithOrigin(atrium.NewContextWithActor(context.WithoutCancel(ctx), cfg.Actor), Origin))
 	// Subscribe before reconciling, so that no write in between is missed.
-	m.events, m.stopEv = cfg.Events()
+	m.events, m.stopEv = cfg.Services.Events()
 	if m.watcher, err = fsnotify.NewWatcher(); err != nil {
 		m.stopEv()
 		return nil, err
 	}
-	if m.states, err = cfg.Docs.MirrorStates(m.ctx, m.dir); err != nil {
+	if m.states, err = cfg.Services.Pages.MirrorStates(m.ctx, m.dir); err != nil {
 		m.close()
 		return nil, err
 	}
@@ -380,7 +376,7 @@ func (m *Mirror) keep(rel, from string) {
 		m.log.Warn("conflict: the file was saved from an older version than the store's; the store's version stays, the file's is kept beside it", "path", rel, "kept_as", kept)
 		ctx, cancel := m.recordContext()
 		defer cancel()
-		if err := m.cfg.Docs.RecordMirrorConflict(ctx, rel, kept); err != nil {
+		if err := m.cfg.Services.Pages.RecordMirrorConflict(ctx, rel, kept); err != nil {
 			m.log.Warn("record conflict", "err", err)
 		}
 		return
@@ -430,7 +426,7 @@ func (m *Mirror) setState(st pages.SyncState) {
 	}
 	ctx, cancel := m.recordContext()
 	defer cancel()
-	if err := m.cfg.Docs.SetMirrorState(ctx, m.dir, st); err != nil {
+	if err := m.cfg.Services.Pages.SetMirrorState(ctx, m.dir, st); err != nil {
 		m.log.Warn("record sync state", "path", st.Path, "err", err)
 		return
 	}
@@ -515,7 +511,7 @@ func (m *Mirror) movedInStore(from string) {
 // pageToFile writes a page's current content to its file. A save in the
 // folder the mirror has not read yet is kept as a conflict copy.
 func (m *Mirror) pageToFile(rel string) {
-	r, err := m.cfg.Docs.ReadPage(m.ctx, pages.ReadRequest{Path: rel})
+	r, err := m.cfg.Services.Pages.ReadPage(m.ctx, pages.ReadRequest{Path: rel})
 	if atrium.ErrorCode(err) == atrium.ENotFound {
 		return // deleted since; its own event follows
 	}
@@ -560,7 +556,7 @@ func (m *Mirror) writePage(p atrium.Page) {
 }
 
 func (m *Mirror) attachmentToFile(rel string) {
-	att, data, err := m.cfg.Docs.Attachment(m.ctx, rel)
+	att, data, err := m.cfg.Services.Pages.Attachment(m.ctx, rel)
 	if err != nil {
 		return
 	}

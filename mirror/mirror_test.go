@@ -13,9 +13,10 @@ import (
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/identity"
-	"github.com/atrium-hq/atrium/identity/identitytest"
 	"github.com/atrium-hq/atrium/mirror"
 	"github.com/atrium-hq/atrium/pages"
+	"github.com/atrium-hq/atrium/services"
+	"github.com/atrium-hq/atrium/services/servicestest"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
 )
@@ -23,6 +24,7 @@ import (
 type env struct {
 	t     testing.TB
 	db    *store.DB
+	svc   *services.Services
 	docs  *pages.Service
 	ids   *identity.Service
 	ctx   context.Context // an agent writing through the service
@@ -35,9 +37,9 @@ type env struct {
 func newEnv(t testing.TB, e store.Engine) *env {
 	t.Helper()
 	db := storetest.MustOpen(t, e, &store.Options{EventPoll: 20 * time.Millisecond})
-	ids := identitytest.New(t, db)
-	agent := identitytest.Agent(t, ids, "agent", "")
-	return &env{t: t, db: db, docs: pages.New(db, nil), ids: ids, ctx: atrium.NewContextWithActor(context.Background(), agent), dir: t.TempDir(), debnc: 50 * time.Millisecond}
+	svc := servicestest.Over(t, db)
+	agent := servicestest.Agent(t, svc, "agent", "")
+	return &env{t: t, db: db, svc: svc, docs: svc.Pages, ids: svc.Identity, ctx: atrium.NewContextWithActor(context.Background(), agent), dir: t.TempDir(), debnc: 50 * time.Millisecond}
 }
 
 func (v *env) start() {
@@ -46,8 +48,7 @@ func (v *env) start() {
 	if err != nil {
 		v.t.Fatal(err)
 	}
-	m, err := mirror.Start(context.Background(), mirror.Config{Dir: v.dir, Docs: v.docs, Actor: actor, Debounce: v.debnc, Now: v.now,
-		Events: func() (<-chan atrium.Event, func()) { return v.db.Subscribe(1024) }})
+	m, err := mirror.Start(context.Background(), mirror.Config{Dir: v.dir, Services: v.svc, Actor: actor, Debounce: v.debnc, Now: v.now})
 	if err != nil {
 		v.t.Fatal(err)
 	}

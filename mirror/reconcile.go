@@ -75,7 +75,7 @@ func (m *Mirror) reconcile() error {
 		}
 	}
 	seen := map[string]bool{}
-	err = m.cfg.Docs.Export(m.ctx, func(p atrium.Page) error {
+	err = m.cfg.Services.Pages.Export(m.ctx, func(p atrium.Page) error {
 		key := store.PathKey(p.Path)
 		seen[key] = true
 		rel, exists := files[key]
@@ -90,7 +90,7 @@ func (m *Mirror) reconcile() error {
 		switch fileHash := hashBytes(b); {
 		case !ok && synced && p.Revision == st.Revision:
 			m.log.Info("a page's file was deleted while the mirror was away; deleting the page", "path", p.Path)
-			if _, err := m.cfg.Docs.DeletePage(m.ctx, p.Path); err != nil && atrium.ErrorCode(err) != atrium.ENotFound {
+			if _, err := m.cfg.Services.Pages.DeletePage(m.ctx, p.Path); err != nil && atrium.ErrorCode(err) != atrium.ENotFound {
 				return err
 			}
 			m.forget(rel)
@@ -114,7 +114,7 @@ func (m *Mirror) reconcile() error {
 	if err != nil {
 		return err
 	}
-	err = m.cfg.Docs.ExportAttachments(m.ctx, func(a atrium.Attachment, data []byte) error {
+	err = m.cfg.Services.Pages.ExportAttachments(m.ctx, func(a atrium.Attachment, data []byte) error {
 		key := store.PathKey(a.Path)
 		seen[key] = true
 		b, ok, err := m.readFile(a.Path)
@@ -124,7 +124,7 @@ func (m *Mirror) reconcile() error {
 		st, synced := m.state(a.Path)
 		switch fileHash := hashBytes(b); {
 		case !ok && synced && st.Hash == a.SHA256:
-			if err := m.cfg.Docs.DeleteAttachment(m.ctx, a.Path); err != nil && atrium.ErrorCode(err) != atrium.ENotFound {
+			if err := m.cfg.Services.Pages.DeleteAttachment(m.ctx, a.Path); err != nil && atrium.ErrorCode(err) != atrium.ENotFound {
 				return err
 			}
 			m.forget(a.Path)

@@ -29,7 +29,7 @@ func (m *Mirror) staleSave(st pages.SyncState, p atrium.Page, b []byte) bool {
 	if st.Read < st.Revision {
 		older := ""
 		if st.Read > 0 {
-			r, err := m.cfg.Docs.ReadPage(m.ctx, pages.ReadRequest{Path: p.Path, Revision: st.Read})
+			r, err := m.cfg.Services.Pages.ReadPage(m.ctx, pages.ReadRequest{Path: p.Path, Revision: st.Read})
 			if err != nil {
 				m.log.Warn("read the revision a file was last read at", "path", p.Path, "revision", st.Read, "err", err)
 				return true
@@ -42,7 +42,7 @@ func (m *Mirror) staleSave(st pages.SyncState, p atrium.Page, b []byte) bool {
 	others := false // a revision by another writer newer than the one looked at
 	cursor := ""
 	for range 10 { // the newest 2,000 revisions; older ones are as good as gone from editors
-		res, err := m.cfg.Docs.Revisions(m.ctx, p.Path, cursor, 200)
+		res, err := m.cfg.Services.Pages.Revisions(m.ctx, p.Path, cursor, 200)
 		if err != nil {
 			m.log.Warn("read a page's history", "path", p.Path, "err", err)
 			return true

@@ -21,6 +21,7 @@ import (
 	"github.com/atrium-hq/atrium/gateway"
 	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
+	"github.com/atrium-hq/atrium/services"
 	"github.com/atrium-hq/atrium/tasks"
 )
 
@@ -32,7 +33,9 @@ var staticFS embed.FS
 
 // Handler serves the browser routes.
 type Handler struct {
-	Auth     *authn.Authenticator
+	Auth *authn.Authenticator
+	// Services serve every page and action.
+	Services *services.Services
 	Docs     *pages.Service
 	Review   *review.Service
 	Tasks    *tasks.Service
@@ -87,6 +90,9 @@ func kb(n int) string {
 
 // Register mounts the routes on mux.
 func (h *Handler) Register(mux *http.ServeMux) {
+	if s := h.Services; s != nil {
+		h.Docs, h.Review, h.Tasks, h.Activity, h.Logger = s.Pages, s.Review, s.Tasks, s.Activity, s.Log
+	}
 	h.closing = make(chan struct{})
 	static, _ := fs.Sub(staticFS, "static")
 	mux.Handle("GET /static/", secure(http.StripPrefix("/static/", http.FileServerFS(static))))

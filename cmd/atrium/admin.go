@@ -38,9 +38,9 @@ belongs to no workspace needs --workspace. --role sets the principal's role in
 			if err != nil {
 				return err
 			}
-			defer a.close()
+			defer a.Close()
 			r.Kind, r.Role = atrium.PrincipalKind(kind), atrium.Role(role)
-			is, err := a.identity.IssueToken(cmd.Context(), r)
+			is, err := a.Identity.IssueToken(cmd.Context(), r)
 			if err != nil {
 				return err
 			}
@@ -65,8 +65,8 @@ belongs to no workspace needs --workspace. --role sets the principal's role in
 			if err != nil {
 				return err
 			}
-			defer a.close()
-			toks, err := a.identity.Tokens(cmd.Context(), principal)
+			defer a.Close()
+			toks, err := a.Identity.Tokens(cmd.Context(), principal)
 			if err != nil {
 				return err
 			}
@@ -97,8 +97,8 @@ belongs to no workspace needs --workspace. --role sets the principal's role in
 			if err != nil {
 				return err
 			}
-			defer a.close()
-			t, err := a.identity.RevokeToken(cmd.Context(), id)
+			defer a.Close()
+			t, err := a.Identity.RevokeToken(cmd.Context(), id)
 			if err != nil {
 				return err
 			}
@@ -155,8 +155,8 @@ func newWorkspaceCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer a.close()
-			ws, err := a.identity.CreateWorkspace(cmd.Context(), args[0], admin)
+			defer a.Close()
+			ws, err := a.Identity.CreateWorkspace(cmd.Context(), args[0], admin)
 			if err != nil {
 				return err
 			}
@@ -174,8 +174,8 @@ func newWorkspaceCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer a.close()
-			wss, err := a.identity.Workspaces(cmd.Context())
+			defer a.Close()
+			wss, err := a.Identity.Workspaces(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -201,12 +201,12 @@ func newMigrateCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer a.close()
-			v, err := a.db.SchemaVersion(cmd.Context())
+			defer a.Close()
+			v, err := a.SchemaVersion(cmd.Context())
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(g.stdout, "%s schema at version %d\n", a.db.Engine(), v)
+			fmt.Fprintf(g.stdout, "%s schema at version %d\n", a.Engine(), v)
 			return nil
 		},
 	}

@@ -97,30 +97,30 @@ func (g *globals) callSession(ctx context.Context, surface *surfaceFlags, url, s
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg := surface.config(a.log, true)
-	a.supply(&cfg, actor)
+	cfg := surface.config(a.Log, nil, true)
+	a.supply(&cfg, nil, actor)
 	srv, err := mcpserver.New(cfg)
 	if err != nil {
-		a.close()
+		a.Close()
 		return nil, nil, err
 	}
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := srv.ForWorkspace(actor.Workspace).Connect(ctx, st, nil)
 	if err != nil {
-		a.close()
+		a.Close()
 		return nil, nil, err
 	}
 	cs, err := client.Connect(ctx, ct, nil)
 	if err != nil {
 		ss.Close()
-		a.close()
+		a.Close()
 		return nil, nil, err
 	}
 	return cs, func() {
 		cs.Close()
 		ss.Wait()
 		srv.Close()
-		a.close()
+		a.Close()
 	}, nil
 }
 

@@ -60,14 +60,14 @@ func (g *globals) runImport(ctx context.Context, dir string, exts []string) erro
 	if err != nil {
 		return err
 	}
-	defer a.close()
+	defer a.Close()
 	ctx = atrium.NewContextWithActor(ctx, actor)
 	prog := vault.NewProgressLine(g.stderr)
 	opts := vault.ImportOptions{Options: vault.Options{Extensions: exts}}
 	if prog != nil {
 		opts.Progress = prog
 	}
-	rep, err := vault.Import(ctx, a.docs, dir, opts)
+	rep, err := vault.Import(ctx, a.Pages, dir, opts)
 	prog.Clear()
 	if rep == nil {
 		return err
@@ -170,8 +170,8 @@ func (g *globals) runExport(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	defer a.close()
-	rep, err := vault.Export(atrium.NewContextWithActor(ctx, actor), a.docs, dir)
+	defer a.Close()
+	rep, err := vault.Export(atrium.NewContextWithActor(ctx, actor), a.Pages, dir)
 	if rep == nil {
 		return err
 	}

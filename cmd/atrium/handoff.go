@@ -35,13 +35,13 @@ moves on to that phase, open and assigned to NEXT; without, it is done.`,
 			if err != nil {
 				return err
 			}
-			defer a.close()
-			admin, err := a.identity.AdminActor(cmd.Context(), os.Getenv("ATRIUM_WORKSPACE"))
+			defer a.Close()
+			admin, err := a.Identity.AdminActor(cmd.Context(), os.Getenv("ATRIUM_WORKSPACE"))
 			if err != nil {
 				return err
 			}
 			ctx := atrium.NewContextWithActor(cmd.Context(), admin)
-			if err := a.tasks.SetHandoffRule(ctx, atrium.HandoffRule{MatchKind: kind, MatchValue: value, Next: args[1], NextPhase: nextPhase}); err != nil {
+			if err := a.Tasks.SetHandoffRule(ctx, atrium.HandoffRule{MatchKind: kind, MatchValue: value, Next: args[1], NextPhase: nextPhase}); err != nil {
 				return err
 			}
 			fmt.Fprintf(g.stdout, "tasks completed with %s=%s go to @%s\n", kind, value, strings.TrimPrefix(args[1], "@"))
@@ -58,8 +58,8 @@ moves on to that phase, open and assigned to NEXT; without, it is done.`,
 			if err != nil {
 				return err
 			}
-			defer a.close()
-			rules, err := a.tasks.HandoffRules(atrium.NewContextWithActor(cmd.Context(), actor))
+			defer a.Close()
+			rules, err := a.Tasks.HandoffRules(atrium.NewContextWithActor(cmd.Context(), actor))
 			if err != nil {
 				return err
 			}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"os/signal"
 	"os/user"
@@ -22,14 +21,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/activity"
-	"github.com/atrium-hq/atrium/identity"
-	"github.com/atrium-hq/atrium/mcpserver"
-	"github.com/atrium-hq/atrium/metrics"
 	"github.com/atrium-hq/atrium/pages"
-	"github.com/atrium-hq/atrium/review"
-	"github.com/atrium-hq/atrium/store"
-	"github.com/atrium-hq/atrium/tasks"
+	"github.com/atrium-hq/atrium/services"
 )
 
 func main() {
@@ -173,59 +166,25 @@ func (g *globals) dsn() (string, error) {
 	return filepath.Join(g.dataDir, "atrium.db"), nil
 }
 
-// app is the wired application: the store and the services over it.
-type app struct {
-	log      *slog.Logger
-	db       *store.DB
-	identity *identity.Service
-	docs     *pages.Service
-	review   *review.Service
-	tasks    *tasks.Service
-	metrics  *metrics.Registry
-	where    mcpserver.StoreInfo // which store, for whoami
-	calls    *activity.CallLog   // the audit records of gateway calls, written in the background
-}
+// app is the wired application: the services over the store.
+type app struct{ *services.Services }
 
 // open opens the store (migrating it) and the services, and makes sure the
 // default workspace exists.
 func (g *globals) open(ctx context.Context) (*app, error) {
-	log := g.logger()
 	dsn, err := g.dsn()
 	if err != nil {
 		return nil, err
 	}
-	db, err := store.Open(ctx, dsn, &store.Options{Logger: log})
+	s, err := services.Open(ctx, services.Options{
+		DSN: dsn, DataDir: g.dataDir, Logger: g.logger(), TrashRetention: g.trashRetention,
+		// Where people open the UI, for the url of a task; serve knows its own.
+		PublicURL: os.Getenv("ATRIUM_PUBLIC_URL"),
+	})
 	if err != nil {
 		return nil, err
 	}
-	a := &app{log: log, db: db, identity: identity.New(db, log), docs: pages.New(db, log), metrics: metrics.New(), calls: activity.New(db).NewCallLog(log)}
-	a.where = mcpserver.StoreInfo{Store: storeLabel(db.Engine(), dsn), DataDir: absPath(g.dataDir)}
-	a.docs.TrashRetention = g.trashRetention
-	a.review = review.New(db, a.docs, log) // keeps review anchors in step with page changes
-	a.tasks = tasks.New(db, log)
-	a.tasks.Pages = a.docs
-	// Where people open the UI, for the url of a task; serve knows its own.
-	a.tasks.BaseURL = strings.TrimSuffix(os.Getenv("ATRIUM_PUBLIC_URL"), "/")
-	if _, err := a.identity.Bootstrap(ctx, false); err != nil {
-		a.close()
-		return nil, err
-	}
-	if err := a.tasks.LoadBaseURL(ctx); err != nil {
-		a.log.Warn("read the UI's address", "err", err)
-	}
-	if _, err := a.docs.EnsureIndex(ctx); err != nil {
-		a.close()
-		return nil, fmt.Errorf("rebuild search index: %w", err)
-	}
-	return a, nil
-}
-
-func (a *app) close() {
-	a.calls.Close() // its last records, before the store closes
-	a.identity.Close()
-	if err := a.db.Close(); err != nil {
-		a.log.Warn("close store", "err", err)
-	}
+	return &app{s}, nil
 }
 
 // openLocal opens the store for a local command, with its caller.
@@ -236,7 +195,7 @@ func (g *globals) openLocal(ctx context.Context) (*app, *atrium.Actor, error) {
 	}
 	actor, err := a.localActor(ctx)
 	if err != nil {
-		a.close()
+		a.Close()
 		return nil, nil, err
 	}
 	return a, actor, nil
@@ -244,55 +203,5 @@ func (g *globals) openLocal(ctx context.Context) (*app, *atrium.Actor, error) {
 
 // localActor is the caller of local commands: ATRIUM_AGENT in ATRIUM_WORKSPACE.
 func (a *app) localActor(ctx context.Context) (*atrium.Actor, error) {
-	return a.identity.LocalActor(ctx, localHandle(), os.Getenv("ATRIUM_WORKSPACE"), atrium.KindAgent)
-}
-
-// purgeTrash purges the pages past the trash's retention now and every hour
-// until ctx ends: a server's housekeeping.
-func (a *app) purgeTrash(ctx context.Context) {
-	for {
-		if n, err := a.docs.PurgeExpired(ctx); err != nil && ctx.Err() == nil {
-			a.log.Warn("purge the trash", "err", err)
-		} else if n > 0 {
-			a.log.Info("purged pages past the trash's retention", "pages", n, "retention", a.docs.TrashRetention)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Hour):
-		}
-	}
-}
-
-// events subscribes to the store's events, for live notifications.
-func (a *app) events() (<-chan atrium.Event, func()) { return a.db.Subscribe(1024) }
-
-// storeLabel names a store for people: the engine and the SQLite file, or the
-// PostgreSQL host and database — never the credentials a DSN may hold.
-func storeLabel(engine store.Engine, dsn string) string {
-	if engine != store.Postgres {
-		return string(engine) + " " + absPath(strings.TrimPrefix(strings.SplitN(dsn, "?", 2)[0], "file:"))
-	}
-	if u, err := url.Parse(dsn); err == nil && u.Host != "" {
-		return string(engine) + " " + u.Host + u.Path
-	}
-	var host, name string
-	for _, kv := range strings.Fields(dsn) { // key=value form
-		k, v, _ := strings.Cut(kv, "=")
-		switch k {
-		case "host":
-			host = v
-		case "dbname":
-			name = v
-		}
-	}
-	return strings.TrimSpace(string(engine) + " " + host + "/" + name)
-}
-
-// absPath is p made absolute, or p when it cannot be.
-func absPath(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
+	return a.Identity.LocalActor(ctx, localHandle(), os.Getenv("ATRIUM_WORKSPACE"), atrium.KindAgent)
 }

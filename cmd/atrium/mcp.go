@@ -72,16 +72,15 @@ func serveStdio(ctx context.Context, g *globals, surface *surfaceFlags, mirrorDi
 	if gw != nil {
 		defer gw.Close() // last: no server it started outlives this process
 	}
-	cfg := surface.config(log, true)
-	cfg.Gateway = gw
+	cfg := surface.config(log, gw, true)
 	cfg.Open = func(ctx context.Context, cfg *mcpserver.Config) error {
 		var actor *atrium.Actor
 		var err error
 		if a, actor, err = g.openLocal(ctx); err != nil {
 			return err
 		}
-		a.supply(cfg, actor)
-		go a.purgeTrash(ctx)
+		a.supply(cfg, gw, actor)
+		go a.PurgeTrash(ctx)
 		log.Debug("serving MCP on stdio", "actor", actor.String())
 		mir, err = mirrorDir.start(ctx, a, actor.Workspace.Name)
 		return err
@@ -122,7 +121,7 @@ func serveStdio(ctx context.Context, g *globals, surface *surfaceFlags, mirrorDi
 		mir.Close()
 	}
 	if a != nil {
-		a.close()
+		a.Close()
 	}
 	select {
 	case err := <-failed:

@@ -15,8 +15,10 @@ import (
 	"github.com/atrium-hq/atrium/activity"
 	"github.com/atrium-hq/atrium/api"
 	"github.com/atrium-hq/atrium/authn"
+	"github.com/atrium-hq/atrium/gateway"
 	"github.com/atrium-hq/atrium/httpserve"
 	"github.com/atrium-hq/atrium/mcpserver"
+	"github.com/atrium-hq/atrium/mcptools"
 	"github.com/atrium-hq/atrium/mirror"
 	"github.com/atrium-hq/atrium/web"
 )
@@ -45,26 +47,29 @@ func (f *mirrorFlag) start(ctx context.Context, a *app, workspace string) (*mirr
 	if f.dir == "" {
 		return nil, nil
 	}
-	actor, err := a.identity.LocalActor(ctx, "mirror", workspace, atrium.KindAgent)
+	actor, err := a.Identity.LocalActor(ctx, "mirror", workspace, atrium.KindAgent)
 	if err != nil {
 		return nil, err
 	}
-	m, err := mirror.Start(ctx, mirror.Config{Dir: f.dir, Docs: a.docs, Actor: actor, Events: a.events, Logger: a.log})
+	m, err := mirror.Start(ctx, mirror.Config{Dir: f.dir, Services: a.Services, Actor: actor})
 	if err != nil {
 		return nil, fmt.Errorf("mirror %s: %w", f.dir, err)
 	}
-	a.log.Info("mirroring pages", "folder", m.Dir(), "workspace", actor.Workspace.Name)
+	a.Log.Info("mirroring pages", "folder", m.Dir(), "workspace", actor.Workspace.Name)
 	return m, nil
 }
 
-// config is the MCP surface the flags ask for, logging to log. A local
-// server's callers (stdio, in-process) may also attach files from the working
-// folder; HTTP callers may not.
-func (f *surfaceFlags) config(log *slog.Logger, local bool) mcpserver.Config {
+// config is the MCP surface the flags ask for, over the gateway gw (nil
+// for none), logging to log. A local server's callers (stdio, in-process) may
+// also attach files from the working folder and ask which store it uses;
+// HTTP callers may not.
+func (f *surfaceFlags) config(log *slog.Logger, gw *gateway.Gateway, local bool) mcpserver.Config {
 	cfg := mcpserver.Config{
-		Toolsets: mcpserver.ParseToolsets(f.toolsets),
+		Toolsets: mcptools.All(gw),
+		Enable:   mcpserver.ParseToolsets(f.toolsets),
 		ReadOnly: f.readOnly,
 		Logger:   log,
+		Local:    local,
 	}
 	if local {
 		if wd, err := os.Getwd(); err == nil {
@@ -75,12 +80,13 @@ func (f *surfaceFlags) config(log *slog.Logger, local bool) mcpserver.Config {
 }
 
 // supply gives an MCP surface what it needs of the store: the services and,
-// for a local server, its caller.
-func (a *app) supply(cfg *mcpserver.Config, actor *atrium.Actor) {
-	cfg.Actor, cfg.Docs, cfg.Review, cfg.Tasks, cfg.Events = actor, a.docs, a.review, a.tasks, a.events
-	cfg.Audit = a.calls.Record
-	if actor != nil { // a local server: its caller may ask which store it is
-		cfg.Store = &a.where
+// for a local server, its caller; and has the gateway's calls audited.
+func (a *app) supply(cfg *mcpserver.Config, gw *gateway.Gateway, actor *atrium.Actor) {
+	cfg.Actor, cfg.Services = actor, a.Services
+	if gw != nil {
+		gw.SetAudit(func(ctx context.Context, c gateway.CallRecord) error {
+			return a.Calls.Record(ctx, activity.UpstreamCall{Tool: c.Tool, Server: c.Server, Upstream: c.Upstream, Outcome: c.Outcome, Code: c.Code, DurationMS: c.Duration.Milliseconds()})
+		})
 	}
 }
 
@@ -119,23 +125,22 @@ every caller the local admin and is only allowed on a loopback address.`,
 			if err != nil {
 				return err
 			}
-			defer a.close()
-			go a.purgeTrash(ctx)
-			boot, err := a.identity.Bootstrap(ctx, mode == authn.ModeToken)
+			defer a.Close()
+			go a.PurgeTrash(ctx)
+			boot, err := a.Identity.Bootstrap(ctx, mode == authn.ModeToken)
 			if err != nil {
 				return err
 			}
-			gw, err := gwFlag.start(a.log)
+			gw, err := gwFlag.start(a.Log)
 			if err != nil {
 				return err
 			}
 			if gw != nil {
 				defer gw.Close()
 			}
-			cfg := surface.config(a.log, false)
-			cfg.Metrics = a.metrics
-			cfg.Gateway = gw
-			a.supply(&cfg, nil)
+			cfg := surface.config(a.Log, gw, false)
+			cfg.Metrics = a.Metrics
+			a.supply(&cfg, gw, nil)
 			mcp, err := mcpserver.New(cfg)
 			if err != nil {
 				return err
@@ -147,10 +152,10 @@ every caller the local admin and is only allowed on a loopback address.`,
 			if mir != nil {
 				defer mir.Close()
 			}
-			auth := &authn.Authenticator{Mode: mode, Identity: a.identity, Logger: a.log}
+			auth := &authn.Authenticator{Mode: mode, Identity: a.Identity, Logger: a.Log}
 			mcpHTTP := mcp.HTTP(mcpserver.HTTPOptions{Auth: auth, SessionTimeout: sessionTimeout})
-			ui := &web.Handler{Auth: auth, Docs: a.docs, Review: a.review, Activity: activity.New(a.db), Tasks: a.tasks, Gateway: gw, Logger: a.log}
-			rest := &api.Handler{Auth: auth, Docs: a.docs, Review: a.review, Tasks: a.tasks, Logger: a.log}
+			ui := &web.Handler{Auth: auth, Services: a.Services, Gateway: gw}
+			rest := &api.Handler{Auth: auth, Services: a.Services}
 			srv := httpserve.New(httpserve.Config{
 				Addr: addr,
 				Register: func(mux *http.ServeMux) {
@@ -159,25 +164,25 @@ every caller the local admin and is only allowed on a loopback address.`,
 					ui.Register(mux)
 				},
 				CloseStreams: func() { mcpHTTP.Close(); ui.Close() },
-				Health:       a.db.Ping,
-				Engine:       string(a.db.Engine()),
+				Health:       a.Ping,
+				Engine:       a.Engine(),
 				AllowedHosts: mcpserver.ParseToolsets(allowedHosts),
 				Auth:         auth,
 				MetricsOpen:  metricsOpen,
-				Metrics:      a.metrics,
-				Logger:       a.log,
+				Metrics:      a.Metrics,
+				Logger:       a.Log,
 			})
 			if err := srv.Listen(); err != nil {
 				return err
 			}
 			base := "http://" + displayAddr(srv.Addr().String())
-			if a.tasks.BaseURL == "" {
-				a.tasks.BaseURL = base
+			if a.Tasks.BaseURL == "" {
+				a.Tasks.BaseURL = base
 			}
-			if err := a.tasks.Announce(ctx, a.tasks.BaseURL); err != nil {
-				a.log.Warn("record the UI's address for local agents", "err", err)
+			if err := a.Tasks.Announce(ctx, a.Tasks.BaseURL); err != nil {
+				a.Log.Warn("record the UI's address for local agents", "err", err)
 			}
-			a.log.Info("Atrium is serving", "url", base, "mcp", base+"/mcp", "engine", a.db.Engine(), "auth", mode, "toolsets", strings.Join(mcp.ToolsetNames(), ","))
+			a.Log.Info("Atrium is serving", "url", base, "mcp", base+"/mcp", "engine", a.Engine(), "auth", mode, "toolsets", strings.Join(mcp.ToolsetNames(), ","))
 			if boot.AdminToken != "" {
 				fmt.Fprintf(g.stderr, "\n    First start: created the admin principal %q. Its token, shown only this once:\n\n        %s\n\n    Log in to the web UI:  %s/login?token=%s\n    Use it from an MCP client: Authorization: Bearer <token>, endpoint %s/mcp\n\n",
 					"admin", boot.AdminToken, base, boot.AdminToken, base)
@@ -185,7 +190,7 @@ every caller the local admin and is only allowed on a loopback address.`,
 			// A line on stdout for scripts and tests that start the server on port 0.
 			fmt.Fprintf(g.stdout, "listening on %s\n", base)
 			err = srv.Serve(ctx)
-			a.log.Info("stopped")
+			a.Log.Info("stopped")
 			return err
 		},
 	}

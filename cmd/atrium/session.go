@@ -21,8 +21,8 @@ func newSessionCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer a.close()
-			sessions, err := a.identity.Sessions(cmd.Context(), principal)
+			defer a.Close()
+			sessions, err := a.Identity.Sessions(cmd.Context(), principal)
 			if err != nil {
 				return err
 			}
@@ -49,8 +49,8 @@ func newSessionCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer a.close()
-			if err := a.identity.RevokeSession(cmd.Context(), id); err != nil {
+			defer a.Close()
+			if err := a.Identity.RevokeSession(cmd.Context(), id); err != nil {
 				return err
 			}
 			fmt.Fprintf(g.stdout, "ended session %d\n", id)

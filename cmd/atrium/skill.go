@@ -25,7 +25,7 @@ tool registry, so it never drifts from the server; it names no URL and no token.
   atrium skill --toolsets docs`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			srv, err := mcpserver.New(mcpserver.Config{Toolsets: mcpserver.ParseToolsets(surface.toolsets), ReadOnly: surface.readOnly, Logger: g.logger()})
+			srv, err := mcpserver.New(surface.config(g.logger(), nil, false))
 			if err != nil {
 				return err
 			}

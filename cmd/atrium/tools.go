@@ -20,7 +20,7 @@ func newToolsCmd(g *globals) *cobra.Command {
 		Short: "List the tools the MCP surface exposes, with their annotations",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			srv, err := mcpserver.New(mcpserver.Config{Toolsets: mcpserver.ParseToolsets(surface.toolsets), ReadOnly: surface.readOnly, Logger: g.logger()})
+			srv, err := mcpserver.New(surface.config(g.logger(), nil, false))
 			if err != nil {
 				return err
 			}

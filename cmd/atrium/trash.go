@@ -23,7 +23,7 @@ func newTrashCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.local(cmd, func(ctx context.Context, a *app) (any, error) {
-				r, err := a.docs.Trash(ctx, pages.TrashRequest{Path: path, Cursor: cursor})
+				r, err := a.Pages.Trash(ctx, pages.TrashRequest{Path: path, Cursor: cursor})
 				return r.Output(), err
 			})
 		},
@@ -43,7 +43,7 @@ func newTrashCmd(g *globals) *cobra.Command {
 				req = pages.RestoreRequest{Path: args[0], To: to}
 			}
 			return g.local(cmd, func(ctx context.Context, a *app) (any, error) {
-				r, err := a.docs.RestorePage(ctx, req)
+				r, err := a.Pages.RestorePage(ctx, req)
 				return r.Output(), err
 			})
 		},
@@ -60,7 +60,7 @@ func newTrashCmd(g *globals) *cobra.Command {
 				// they purge as the workspace's admin would.
 				admin := *atrium.ActorFromContext(ctx)
 				admin.Role = atrium.RoleAdmin
-				p, err := a.docs.PurgePage(atrium.NewContextWithActor(ctx, &admin), args[0])
+				p, err := a.Pages.PurgePage(atrium.NewContextWithActor(ctx, &admin), args[0])
 				return pages.PurgePageOutput{Purged: true, PageID: p.UID, Path: p.Path}, err
 			})
 		},
@@ -76,7 +76,7 @@ func (g *globals) local(cmd *cobra.Command, fn func(ctx context.Context, a *app)
 	if err != nil {
 		return err
 	}
-	defer a.close()
+	defer a.Close()
 	out, err := fn(atrium.NewContextWithActor(cmd.Context(), actor), a)
 	if err != nil {
 		return err

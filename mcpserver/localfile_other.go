@@ -1,6 +1,0 @@
-//go:build !unix
-
-package mcpserver
-
-// openNonBlock: elsewhere, opening does not block on special files.
-const openNonBlock = 0

@@ -1,0 +1,31 @@
+package mcptools_test
+
+import (
+	"testing"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/identity/identitytest"
+	"github.com/atrium-hq/atrium/mcpserver/mcptest"
+	"github.com/atrium-hq/atrium/mcptools"
+	"github.com/atrium-hq/atrium/store"
+	"github.com/atrium-hq/atrium/store/storetest"
+)
+
+// mustActor is a local agent in the default workspace of a fresh SQLite store.
+func mustActor(tb testing.TB) *atrium.Actor {
+	tb.Helper()
+	return identitytest.Agent(tb, identitytest.New(tb, storetest.MustOpen(tb, store.SQLite, nil)), "tester", "")
+}
+
+// connectInMemory opens a client session to server over in-memory transports.
+var connectInMemory = mcptest.Connect
+
+// all are every toolset, as the binary has them (without a gateway).
+var all = mcptools.All(nil)
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

@@ -1,0 +1,32 @@
+// Package mcptools lists Atrium's MCP toolsets, each a package of its own
+// beside this file, in the order their tools are listed. The registry
+// (mcpserver) knows none of them: cmd/atrium hands it this list.
+//
+// Adding a toolset is one folder here and one line in All.
+package mcptools
+
+import (
+	"github.com/atrium-hq/atrium/gateway"
+	"github.com/atrium-hq/atrium/mcpserver"
+	"github.com/atrium-hq/atrium/mcptools/conformance"
+	"github.com/atrium-hq/atrium/mcptools/coretools"
+	"github.com/atrium-hq/atrium/mcptools/desktools"
+	"github.com/atrium-hq/atrium/mcptools/gatewaytools"
+	"github.com/atrium-hq/atrium/mcptools/pagetools"
+	"github.com/atrium-hq/atrium/mcptools/reviewtools"
+	"github.com/atrium-hq/atrium/mcptools/tasktools"
+)
+
+// All are every toolset Atrium can serve; gw is the gateway, nil when no
+// gateway file is configured.
+func All(gw *gateway.Gateway) []mcpserver.NewToolset {
+	return []mcpserver.NewToolset{
+		coretools.New,
+		pagetools.New,
+		reviewtools.New,
+		tasktools.New,
+		desktools.New,
+		gatewaytools.New(gw),
+		conformance.New, // off unless named: --toolsets all,conformance
+	}
+}
