@@ -18,10 +18,6 @@ import (
 // threads), and the progress log. The owner adds todos and progress here;
 // anyone of the workspace may look.
 
-func init() {
-	templates["desk"] = template.Must(template.New("desk").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/desk.html"))
-}
-
 type deskView struct {
 	view
 	tasks.DeskOut

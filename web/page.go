@@ -46,26 +46,17 @@ type pageView struct {
 // page shows /pages/{path}: the rendered Markdown, its frontmatter as chips,
 // its folder beside it and what links to it.
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
-	p, sub := subPage(r.PathValue("path"))
-	if sub == "" && path.Ext(p) != "" && !strings.EqualFold(path.Ext(p), ".md") {
+	p := r.PathValue("path")
+	if to := oldPageURL(r, p); to != "" {
+		http.Redirect(w, r, to, http.StatusFound)
+		return
+	}
+	if path.Ext(p) != "" && !strings.EqualFold(path.Ext(p), ".md") {
 		// A file beside the pages: an image or a download a page links to
 		// by a relative address (../assets/shot.png), or an attachment's
 		// wikilink. The REST surface serves files, with the headers that
 		// keep one from running as a page.
 		http.Redirect(w, r, fileURL(p), http.StatusFound)
-		return
-	}
-	switch sub {
-	case "":
-	case "history":
-		h.history(w, r, p)
-		return
-	default:
-		h.fail(w, r, atrium.Errorf(atrium.ENotFound, "a page has no %q view: try history", sub))
-		return
-	}
-	if r.URL.Query().Has("edit") {
-		h.edit(w, r, p)
 		return
 	}
 	ctx := r.Context()
@@ -126,12 +117,35 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 }
 
 // pageURL is the browser address of a page.
-func pageURL(p string) string {
+func pageURL(p string) string { return actionURL("pages", p) }
+
+// actionURL is the address of an action on page p: /edit/{path},
+// /history/{path}, /move/{path} …
+func actionURL(action, p string) string {
 	segs := strings.Split(p, "/")
 	for i, s := range segs {
 		segs[i] = url.PathEscape(s)
 	}
-	return "/pages/" + strings.Join(segs, "/")
+	return "/" + action + "/" + strings.Join(segs, "/")
+}
+
+// oldPageURL is where an address of a page from before each action had a
+// route of its own now leads, so that bookmarks keep working: the editor
+// was /pages/{path}?edit, the history /pages/{path}/history. "" for any
+// other address.
+func oldPageURL(r *http.Request, p string) string {
+	if r.URL.Query().Has("edit") {
+		return actionURL("edit", p)
+	}
+	const history = ".md/history"
+	if strings.HasSuffix(strings.ToLower(p), history) {
+		to := actionURL("history", p[:len(p)-len(history)+len(".md")])
+		if q := r.URL.RawQuery; q != "" {
+			to += "?" + q
+		}
+		return to
+	}
+	return ""
 }
 
 // fail shows an error as a page, in the status its code means.

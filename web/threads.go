@@ -99,7 +99,7 @@ func (h *Handler) comment(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	back(w, r, ann.DocPath, "thread-"+rootOf(ann))
+	back(w, r, ann.DocPath, threadAnchor(ann))
 }
 
 func rootOf(a atrium.Annotation) string {
@@ -109,39 +109,37 @@ func rootOf(a atrium.Annotation) string {
 	return a.UID
 }
 
-// threadAction serves the buttons of a thread: resolve, reopen, delete, and
-// the form that edits one's own comment.
-func (h *Handler) threadAction(w http.ResponseWriter, r *http.Request) {
-	var change func(ctx context.Context, id string) (atrium.Annotation, error)
-	switch r.PathValue("action") {
-	case "resolve":
-		change = h.Review.Resolve
-	case "reopen":
-		change = h.Review.Reopen
-	case "edit":
-		// The review service says who may edit (the author, or an admin).
-		content := formText(r, "content")
-		change = func(ctx context.Context, id string) (atrium.Annotation, error) {
-			return h.Review.Edit(ctx, id, content)
-		}
-	case "delete":
-		h.deleteThread(w, r)
-		return
-	default:
-		h.fail(w, r, atrium.Errorf(atrium.ENotFound, "a thread can be resolved, reopened, edited or deleted, not %q", r.PathValue("action")))
-		return
+// resolveThread and reopenThread are a thread's buttons; editComment is
+// the form that edits one's own comment (the review service says who may:
+// the author, or an admin).
+func (h *Handler) resolveThread(w http.ResponseWriter, r *http.Request) {
+	h.changeThread(w, r, h.Review.Resolve, threadAnchor)
+}
+
+func (h *Handler) reopenThread(w http.ResponseWriter, r *http.Request) {
+	h.changeThread(w, r, h.Review.Reopen, threadAnchor)
+}
+
+func (h *Handler) editComment(w http.ResponseWriter, r *http.Request) {
+	content := formText(r, "content")
+	edit := func(ctx context.Context, id string) (atrium.Annotation, error) {
+		return h.Review.Edit(ctx, id, content)
 	}
+	h.changeThread(w, r, edit, func(a atrium.Annotation) string { return "comment-" + a.UID })
+}
+
+// changeThread makes change to comment {id}, then shows the page it is on
+// at anchor.
+func (h *Handler) changeThread(w http.ResponseWriter, r *http.Request, change func(ctx context.Context, id string) (atrium.Annotation, error), anchor func(atrium.Annotation) string) {
 	ann, err := change(r.Context(), r.PathValue("id"))
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	if r.PathValue("action") == "edit" {
-		back(w, r, ann.DocPath, "comment-"+ann.UID)
-		return
-	}
-	back(w, r, ann.DocPath, "thread-"+rootOf(ann))
+	back(w, r, ann.DocPath, anchor(ann))
 }
+
+func threadAnchor(a atrium.Annotation) string { return "thread-" + rootOf(a) }
 
 // confirmView asks before a thread goes, saying what goes with it.
 type confirmView struct {
