@@ -11,7 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/tasks"
 )
 
@@ -258,7 +257,7 @@ type ProgressInput struct {
 
 // ProgressOut is a logged item.
 type ProgressOut struct {
-	Item store.ProgressItem `json:"item"`
+	Item tasks.ProgressItem `json:"item"`
 }
 
 func addProgressItemTool(r *tasksRef) *Tool {
