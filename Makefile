@@ -50,9 +50,12 @@ bench-search:
 	$(GO) test ./pages -run '^$$' -bench 'Relevance' -benchtime 1x -v
 	$(GO) test ./pages -run '^$$' -bench 'SearchSpeed' -benchtime 50x -timeout 30m
 
+# gofmt, vet, the transports' store-import check (api, web, mcpserver and
+# mcptools/… go through the services), staticcheck.
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	GO=$(GO) ./scripts/check-store-imports.sh
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
 # Node 24 and the pinned MCP clients (mcporter, Inspector, the TypeScript SDK

@@ -107,7 +107,7 @@ func (s *Service) since(ctx context.Context, a *atrium.Actor, after int64, limit
 
 // Recent lists the caller's workspace's latest events the caller may see,
 // newest first, with who made them: the home page's feed.
-func (s *Service) Recent(ctx context.Context, limit int) ([]store.EventBy, error) {
+func (s *Service) Recent(ctx context.Context, limit int) ([]EventBy, error) {
 	a, err := atrium.RequireActor(ctx, atrium.RoleReader)
 	if err != nil {
 		return nil, err
@@ -117,13 +117,20 @@ func (s *Service) Recent(ctx context.Context, limit int) ([]store.EventBy, error
 		raw, err = tx.RecentEvents(ctx, a.Workspace.ID, 0, min(max(limit, 1), 200))
 		return err
 	})
-	out := raw[:0]
+	var out []EventBy
 	for _, e := range raw {
 		if Visible(a, e.Event) {
-			out = append(out, e)
+			out = append(out, EventBy(e))
 		}
 	}
 	return out, err
+}
+
+// EventBy is an event with who made it.
+type EventBy struct {
+	atrium.Event
+	Actor     string               // handle; "" for the system
+	ActorKind atrium.PrincipalKind // human or agent
 }
 
 // Latest is the ID of the newest event of the caller's workspace, 0 for

@@ -55,7 +55,7 @@ type Row struct {
 	// folder all of those that are paths lie in ("" for the root or none).
 	Subjects int
 	Folder   string
-	Events   []store.EventBy // the newest RunEvents of them, newest first
+	Events   []EventBy // the newest RunEvents of them, newest first
 	// Newest and Oldest are the times of its first and last event.
 	Newest, Oldest time.Time
 	// Partial says that the run may go on in older events than this page
@@ -103,7 +103,8 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) (Feed, error) {
 		if err != nil {
 			return Feed{}, err
 		}
-		for _, e := range batch {
+		for _, se := range batch {
+			e := EventBy(se)
 			scanned++
 			lastID, before = e.ID, e.ID
 			if !Visible(a, e.Event) || r.Kinds != nil && !r.Kinds[e.Kind] {
@@ -136,7 +137,7 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) (Feed, error) {
 	return out, nil
 }
 
-func newRow(e store.EventBy, key string) Row {
+func newRow(e EventBy, key string) Row {
 	r := Row{Actor: e.Actor, ActorKind: e.ActorKind, Kind: e.Kind, Kinds: map[string]int{}, Newest: e.CreatedAt,
 		actor: e.ActorID, subjects: map[string]bool{}, key: key}
 	if strings.HasPrefix(r.key, "origin:") {
@@ -148,12 +149,12 @@ func newRow(e store.EventBy, key string) Row {
 
 // takes says whether e (of run key key), older than the row's events, goes
 // on its run.
-func (r *Row) takes(e store.EventBy, key string) bool {
+func (r *Row) takes(e EventBy, key string) bool {
 	return e.ActorID == r.actor && key == r.key &&
 		r.Oldest.Sub(e.CreatedAt) <= RunGap && r.Newest.Sub(e.CreatedAt) <= RunSpan
 }
 
-func (r *Row) add(e store.EventBy) {
+func (r *Row) add(e EventBy) {
 	r.Count++
 	r.Kinds[e.Kind]++
 	if !r.subjects[e.Subject] && len(r.subjects) < 10*RunEvents {

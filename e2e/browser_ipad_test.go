@@ -69,8 +69,8 @@ func TestBrowserFitsAnIPadUpright(t *testing.T) {
 	mustTool(t, cs, "add_progress_item", map[string]any{"description": "Did " + longWord})
 
 	routes := []string{
-		"/", "/pages/Wide/Code.md", "/pages/Wide/Code.md?review=" + reviewID, "/pages/" + longName, "/pages/Wide/Code.md?edit",
-		"/pages/Wide/Code.md/history", "/pages/Wide/Code.md/history?from=1&to=2", "/search?q=wide+code&tags=" + longWord,
+		"/", "/pages/Wide/Code.md", "/pages/Wide/Code.md?review=" + reviewID, "/pages/" + longName, "/edit/Wide/Code.md",
+		"/history/Wide/Code.md", "/history/Wide/Code.md?from=1&to=2", "/search?q=wide+code&tags=" + longWord,
 		"/search?q=" + url.QueryEscape(longWord), "/trash", "/tree?folder=Wide", "/new?folder=Wide", "/threads/" + id + "/delete",
 		"/tasks", "/tasks/1", "/inbox", "/desk", "/admin", "/pages/Nowhere.md",
 	}

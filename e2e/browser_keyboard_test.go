@@ -175,7 +175,7 @@ func TestBrowserKeyboardEditsSearchesComparesAndDeletes(t *testing.T) {
 	b.signIn(srv, "/pages/Design.md", "#thread-"+id)
 
 	// Edit and save: the editor takes the focus; select all, type, save.
-	b.tabTo(`article.page a[href$="?edit"]`)
+	b.tabTo(`article.page a[href^="/edit/"]`)
 	b.do("open the editor", chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(`textarea[name=content]`)))
 	if at := read(b, "editor focus", chromedp.Evaluate[string](`document.activeElement.name`)); at != "content" {
 		t.Fatalf("the editor opens with the focus on %q, not the text", at)
@@ -195,7 +195,7 @@ func TestBrowserKeyboardEditsSearchesComparesAndDeletes(t *testing.T) {
 
 	// History: compare revision 1 with 3 (the default is 2 with 3).
 	b.do("back", chromedp.Navigate(srv.URL+"/pages/Design.md"), chromedp.WaitVisible(chromedp.CSS("article.page")))
-	b.tabTo(`article.page a[href$="/history"]`)
+	b.tabTo(`article.page a[href^="/history/"]`)
 	b.do("open the history", chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(".revisions")))
 	b.tabTo(`input[name=from]`)
 	b.do("choose revision 1", chromedp.KeyEvent(kb.ArrowDown))

@@ -326,7 +326,7 @@ func TestBrowserEditsAndKeepsTextOnConflict(t *testing.T) {
 	}
 	b := newBrowser(t)
 	b.do("sign in and edit", chromedp.Navigate(srv.URL+"/login?token="+srv.AdminToken), chromedp.WaitVisible(chromedp.CSS(".who")),
-		chromedp.Navigate(srv.URL+"/pages/Notes/Draft.md?edit"), chromedp.WaitVisible(chromedp.CSS(`textarea[name=content]`)),
+		chromedp.Navigate(srv.URL+"/edit/Notes/Draft.md"), chromedp.WaitVisible(chromedp.CSS(`textarea[name=content]`)),
 		chromedp.SetValue(chromedp.CSS(`textarea[name=content]`), "# Draft\n\nthe person's words\n"),
 		chromedp.Click(chromedp.CSS(`button[value=preview]`)), chromedp.WaitVisible(chromedp.CSS(".preview")))
 	if prev := read(b, "preview", chromedp.Text(chromedp.CSS(".preview .markdown"))); !strings.Contains(prev, "the person's words") {
@@ -352,7 +352,7 @@ func TestBrowserEditsAndKeepsTextOnConflict(t *testing.T) {
 		t.Fatalf("the agent's revision is gone: %v", old["content"])
 	}
 
-	b.do("a new page", chromedp.Navigate(srv.URL+"/pages/Notes/New.md?edit"), chromedp.WaitVisible(chromedp.CSS(`textarea[name=content]`)),
+	b.do("a new page", chromedp.Navigate(srv.URL+"/edit/Notes/New.md"), chromedp.WaitVisible(chromedp.CSS(`textarea[name=content]`)),
 		chromedp.SetValue(chromedp.CSS(`textarea[name=content]`), "# New\n\nmade in the browser\n"),
 		chromedp.Click(chromedp.CSS(`button[value=save]`)), chromedp.WaitVisible(chromedp.CSS("article.page")))
 	if title := read(b, "new page", chromedp.Text(chromedp.CSS(".markdown h1"))); title != "New" {
@@ -389,7 +389,7 @@ func TestBrowserShowsAgentsWritesLive(t *testing.T) {
 	}
 	t.Logf("agent write to browser: %v", lat)
 
-	b.do("open the editor and type", chromedp.Navigate(srv.URL+"/pages/Live.md?edit"), chromedp.WaitVisible(chromedp.CSS(`textarea[name=content]`)),
+	b.do("open the editor and type", chromedp.Navigate(srv.URL+"/edit/Live.md"), chromedp.WaitVisible(chromedp.CSS(`textarea[name=content]`)),
 		chromedp.SetValue(chromedp.CSS(`textarea[name=content]`), "the person's unsaved words"))
 	time.Sleep(500 * time.Millisecond)
 	callTool(t, cs, "edit_page", map[string]any{"path": "Live.md", "operations": []map[string]any{{"op": "append", "text": "one more"}}})
@@ -485,7 +485,7 @@ func TestBrowserShowsHistoryAndRestores(t *testing.T) {
 	}
 	b := newBrowser(t)
 	b.do("open the history", chromedp.Navigate(srv.URL+"/login?token="+srv.AdminToken), chromedp.WaitVisible(chromedp.CSS(".who")),
-		chromedp.Navigate(srv.URL+"/pages/H.md/history"), chromedp.WaitVisible(chromedp.CSS(".diff")))
+		chromedp.Navigate(srv.URL+"/history/H.md"), chromedp.WaitVisible(chromedp.CSS(".diff")))
 	if del, ins := read(b, "removed", chromedp.Text(chromedp.CSS(".diff del"))), read(b, "added", chromedp.Text(chromedp.CSS(".diff ins"))); del != "- two" || ins != "+ three" {
 		t.Fatalf("diff shows %q and %q", del, ins)
 	}
@@ -548,7 +548,7 @@ func TestBrowserMovesDeletesAndRestores(t *testing.T) {
 	if !strings.Contains(links["content"].(string), "New name]]") {
 		t.Fatalf("the link was not rewritten: %q", links["content"])
 	}
-	b.do("delete", chromedp.Click(chromedp.CSS(".page-actions summary")), chromedp.Click(chromedp.CSS(`form[action$="/delete"] button`)),
+	b.do("delete", chromedp.Click(chromedp.CSS(".page-actions summary")), chromedp.Click(chromedp.CSS(`form[action^="/delete/"] button`)),
 		chromedp.WaitVisible(chromedp.CSS("table.revisions")))
 	if row := read(b, "trash", chromedp.Text(chromedp.CSS("table.revisions tbody"))); !strings.Contains(row, "Archive/New name.md") {
 		t.Fatalf("trash shows %q", row)
@@ -644,7 +644,7 @@ func TestBrowserNeverRunsInjectedScript(t *testing.T) {
 	mustTool(t, cs, "delete_page", map[string]any{"path": paths[len(paths)-1]})
 	mustTool(t, cs, "write_page", map[string]any{"path": paths[1], "content": "# changed " + markupPayloads[0] + "\n", "overwrite": true})
 
-	routes := []string{"/", "/pages/Odd/Payloads.md", "/pages/Odd/Payloads.md?review=" + reviewID, "/pages/Odd/Payloads.md/history",
+	routes := []string{"/", "/pages/Odd/Payloads.md", "/pages/Odd/Payloads.md?review=" + reviewID, "/history/Odd/Payloads.md",
 		"/search?q=searchable+payload", "/search?q=payload&tags=" + url.QueryEscape(markupPayloads[0]), "/search?q=" + url.QueryEscape(markupPayloads[1]),
 		"/trash", "/tree?folder=Odd", "/tasks", "/inbox", "/threads/" + threadID + "/delete", "/new?path=" + url.QueryEscape(markupPayloads[2]),
 		"/tasks?label=" + url.QueryEscape(markupPayloads[1]) + "&text=" + url.QueryEscape(markupPayloads[0])}
@@ -652,7 +652,7 @@ func TestBrowserNeverRunsInjectedScript(t *testing.T) {
 		routes = append(routes, fmt.Sprintf("/tasks/%d", i+1))
 	}
 	for _, p := range paths[:len(paths)-1] {
-		routes = append(routes, pageHref(p), pageHref(p)+"/history", pageHref(p)+"?edit")
+		routes = append(routes, pageHref(p), "/history"+strings.TrimPrefix(pageHref(p), "/pages"), "/edit"+strings.TrimPrefix(pageHref(p), "/pages"))
 	}
 	b := newBrowser(t)
 	b.signIn(srv, "/", ".who")

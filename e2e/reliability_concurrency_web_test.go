@@ -178,7 +178,7 @@ func webLoad(t *testing.T, srv *server, engine string) {
 					ownRev = cur
 				}
 				ask(c, "GET", "/pages/"+escapePath(own), nil, nil)
-				ask(c, "GET", "/pages/"+escapePath(shared)+"?edit", nil, nil)
+				ask(c, "GET", "/edit/"+escapePath(shared), nil, nil)
 				if ok, cur := saveAt(c, shared, sharedRev, fmt.Sprintf("# Shared\n\nbrowser %d, round %d\n", b, i)); ok || cur > 0 {
 					sharedRev = cur
 				}

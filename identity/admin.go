@@ -23,13 +23,19 @@ type WorkspaceToken struct {
 
 // A WorkspaceSession is a signed-in browser as its workspace's admin sees it.
 type WorkspaceSession struct {
-	store.BrowserSession
+	BrowserSession
 	Revocable bool // the caller may end it
+}
+
+// A Member is a principal of a workspace and its role there.
+type Member struct {
+	Principal atrium.Principal
+	Role      atrium.Role
 }
 
 // Administration is what the admin page shows of the caller's workspace.
 type Administration struct {
-	Members  []store.Member
+	Members  []Member
 	Tokens   []WorkspaceToken
 	Sessions []WorkspaceSession
 	// Workspaces are the caller's own memberships, this one among them.
@@ -60,9 +66,12 @@ func (s *Service) Administration(ctx context.Context) (Administration, error) {
 	}
 	ws := a.Workspace.ID
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		var err error
-		if out.Members, err = tx.Members(ctx, ws); err != nil {
+		members, err := tx.Members(ctx, ws)
+		if err != nil {
 			return err
+		}
+		for _, m := range members {
+			out.Members = append(out.Members, Member(m))
 		}
 		shared, err := tx.MembersElsewhere(ctx, ws, a.Principal.ID)
 		if err != nil {
@@ -82,7 +91,7 @@ func (s *Service) Administration(ctx context.Context) (Administration, error) {
 			return err
 		}
 		for _, bs := range sessions {
-			out.Sessions = append(out.Sessions, WorkspaceSession{BrowserSession: bs, Revocable: revocable[bs.TokenID]})
+			out.Sessions = append(out.Sessions, WorkspaceSession{BrowserSession: BrowserSession(bs), Revocable: revocable[bs.TokenID]})
 		}
 		out.Workspaces, err = memberships(ctx, tx, a.Principal, atrium.Workspace{})
 		return err

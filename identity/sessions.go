@@ -112,13 +112,29 @@ func sessionEnded(ctx context.Context, tx *store.Tx, token, actor int64, handle 
 
 // Sessions lists the live browser sessions of principal handle, or of
 // everyone when handle is "".
-func (s *Service) Sessions(ctx context.Context, handle string) ([]store.BrowserSession, error) {
-	var out []store.BrowserSession
-	err := s.db.View(ctx, func(tx *store.Tx) (err error) {
-		out, err = tx.Sessions(ctx, handle)
+func (s *Service) Sessions(ctx context.Context, handle string) ([]BrowserSession, error) {
+	var out []BrowserSession
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		sessions, err := tx.Sessions(ctx, handle)
+		for _, bs := range sessions {
+			out = append(out, BrowserSession(bs))
+		}
 		return err
 	})
 	return out, err
+}
+
+// A BrowserSession is a signed-in browser: the token it signed in with,
+// whose it is, what browser, and its times.
+type BrowserSession struct {
+	ID        int64
+	TokenID   int64
+	Principal string
+	UserAgent string
+	CreatedAt time.Time
+	LastSeen  time.Time
+	ExpiresAt time.Time
+	Revoked   bool
 }
 
 // RevokeSession ends session id (an operator's sign-out of someone's

@@ -27,9 +27,19 @@ type TrashRequest struct {
 
 // TrashResult is one page of the trash, most recently deleted first.
 type TrashResult struct {
-	Pages      []store.TrashedPage
+	Pages      []TrashedPage
 	NextCursor string
 	PurgeAfter time.Duration // how long a page stays in the trash
+}
+
+// A TrashedPage is a page in the trash: when and by whom it was deleted,
+// and how many attachments and threads went with it.
+type TrashedPage struct {
+	Page        atrium.Page
+	TrashedAt   time.Time
+	TrashedBy   string // handle
+	Attachments int
+	Threads     int
 }
 
 // Trash lists the pages deleted in the caller's workspace.
@@ -62,7 +72,9 @@ func (s *Service) Trash(ctx context.Context, r TrashRequest) (TrashResult, error
 			pages = pages[:limit]
 			res.NextCursor = encodeCursor(strconv.FormatInt(pages[limit-1].Page.ID, 10))
 		}
-		res.Pages = pages
+		for _, p := range pages {
+			res.Pages = append(res.Pages, TrashedPage(p))
+		}
 		return err
 	})
 	return res, err

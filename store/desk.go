@@ -13,10 +13,10 @@ import (
 
 // A ProgressItem is one entry of a desk's progress log.
 type ProgressItem struct {
-	ID          int64      `json:"id"`
-	Description string     `json:"description"`
-	DoneAt      time.Time  `json:"timestamp"`
-	ArchivedAt  *time.Time `json:"archived_at,omitempty"`
+	ID          int64
+	Description string
+	DoneAt      time.Time
+	ArchivedAt  *time.Time
 }
 
 // AddProgress adds an item to principal p's progress log in workspace ws.
@@ -56,12 +56,12 @@ func (tx *Tx) ArchiveProgress(ctx context.Context, ws, p int64) (int64, error) {
 
 // A TaskFile is a file attached to a task.
 type TaskFile struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	MIMEType  string    `json:"mime_type"`
-	Size      int64     `json:"size"`
-	SHA256    string    `json:"sha256"`
-	CreatedAt time.Time `json:"created_at"`
+	ID        string
+	Name      string
+	MIMEType  string
+	Size      int64
+	SHA256    string
+	CreatedAt time.Time
 }
 
 // AddTaskFile stores a file of task id.

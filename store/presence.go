@@ -11,12 +11,12 @@ import (
 
 // A Presence is one connected MCP session.
 type Presence struct {
-	Principal string               `json:"principal"`
-	Kind      atrium.PrincipalKind `json:"kind"`
-	Transport string               `json:"transport"`
-	Client    string               `json:"client,omitempty"`
-	Since     time.Time            `json:"since"`
-	LastSeen  time.Time            `json:"last_seen"`
+	Principal string
+	Kind      atrium.PrincipalKind
+	Transport string
+	Client    string
+	Since     time.Time
+	LastSeen  time.Time
 }
 
 // SeePresence records that session key of principal p is active now, and

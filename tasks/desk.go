@@ -155,21 +155,21 @@ func (s *Service) ArchiveTodo(ctx context.Context, id string) (atrium.Task, erro
 }
 
 // AddTodoFile attaches a file to a todo.
-func (s *Service) AddTodoFile(ctx context.Context, id string, f TodoFile) (store.TaskFile, error) {
+func (s *Service) AddTodoFile(ctx context.Context, id string, f TodoFile) (File, error) {
 	a, err := writer(ctx)
 	if err != nil {
-		return store.TaskFile{}, err
+		return File{}, err
 	}
 	n, err := ParseTodoID(id)
 	if err != nil {
-		return store.TaskFile{}, err
+		return File{}, err
 	}
 	name := strings.TrimSpace(f.Name)
 	switch {
 	case name == "" || len(name) > 255 || strings.ContainsAny(name, "/\\\x00\r\n"):
-		return store.TaskFile{}, atrium.Errorf(atrium.EInvalid, "file name is required: a plain name without slashes, at most 255 bytes")
+		return File{}, atrium.Errorf(atrium.EInvalid, "file name is required: a plain name without slashes, at most 255 bytes")
 	case len(f.Data) > maxFile:
-		return store.TaskFile{}, atrium.Errorf(atrium.ETooLarge, "file is %d bytes; at most %d", len(f.Data), maxFile)
+		return File{}, atrium.Errorf(atrium.ETooLarge, "file is %d bytes; at most %d", len(f.Data), maxFile)
 	}
 	mime := f.MIMEType
 	if mime == "" {
@@ -187,7 +187,7 @@ func (s *Service) AddTodoFile(ctx context.Context, id string, f TodoFile) (store
 		}
 		return emit(ctx, tx, a, EventUpdated, t, Event{})
 	})
-	return file, err
+	return File(file), err
 }
 
 // RemoveTodoFile detaches a file from a todo.
@@ -214,14 +214,14 @@ func (s *Service) RemoveTodoFile(ctx context.Context, id, fileID string) error {
 
 // TodoFile returns file fileID of todo id with its content. Whoever may
 // read the todo may read its files.
-func (s *Service) TodoFile(ctx context.Context, id, fileID string) (store.TaskFile, []byte, error) {
+func (s *Service) TodoFile(ctx context.Context, id, fileID string) (File, []byte, error) {
 	a, err := reader(ctx)
 	if err != nil {
-		return store.TaskFile{}, nil, err
+		return File{}, nil, err
 	}
 	n, err := ParseTodoID(id)
 	if err != nil {
-		return store.TaskFile{}, nil, err
+		return File{}, nil, err
 	}
 	fileID = strings.TrimSpace(fileID)
 	var (
@@ -249,11 +249,11 @@ func (s *Service) TodoFile(ctx context.Context, id, fileID string) (store.TaskFi
 		}
 		return atrium.Errorf(atrium.ENotFound, "File not found on %s: %s (get_desk or the todo lists its files)", TodoID(n), fileID)
 	})
-	return file, data, err
+	return File(file), data, err
 }
 
 // TodoFiles lists a todo's files.
-func (s *Service) TodoFiles(ctx context.Context, n int64) ([]store.TaskFile, error) {
+func (s *Service) TodoFiles(ctx context.Context, n int64) ([]File, error) {
 	a, err := reader(ctx)
 	if err != nil {
 		return nil, err
@@ -267,7 +267,7 @@ func (s *Service) TodoFiles(ctx context.Context, n int64) ([]store.TaskFile, err
 		out, err = tx.TaskFiles(ctx, t.ID)
 		return err
 	})
-	return out, err
+	return fileList(out), err
 }
 
 // UpdateDeskPage saves the caller's draft or plan. The page keeps every
@@ -286,17 +286,17 @@ func (s *Service) UpdateDeskPage(ctx context.Context, which, content string) (at
 
 // AddProgress logs an item of finished work on the caller's desk; at is
 // when it was done (now when zero).
-func (s *Service) AddProgress(ctx context.Context, description string, at time.Time) (store.ProgressItem, error) {
+func (s *Service) AddProgress(ctx context.Context, description string, at time.Time) (ProgressItem, error) {
 	a, err := writer(ctx)
 	if err != nil {
-		return store.ProgressItem{}, err
+		return ProgressItem{}, err
 	}
 	description = strings.TrimSpace(description)
 	switch {
 	case description == "":
-		return store.ProgressItem{}, atrium.Errorf(atrium.EInvalid, "description is required: what was done")
+		return ProgressItem{}, atrium.Errorf(atrium.EInvalid, "description is required: what was done")
 	case len(description) > 4000:
-		return store.ProgressItem{}, atrium.Errorf(atrium.EInvalid, "description is %d bytes; at most 4000", len(description))
+		return ProgressItem{}, atrium.Errorf(atrium.EInvalid, "description is %d bytes; at most 4000", len(description))
 	}
 	it := store.ProgressItem{Description: description, DoneAt: at}
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
@@ -305,7 +305,7 @@ func (s *Service) AddProgress(ctx context.Context, description string, at time.T
 		}
 		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, EventProgress, "@"+a.Principal.Handle, map[string]any{"id": it.ID, "desk": a.Principal.Handle})
 	})
-	return it, err
+	return ProgressItem(it), err
 }
 
 // ArchiveProgress closes the caller's day: its progress items are archived.
@@ -328,10 +328,10 @@ func (s *Service) ArchiveProgress(ctx context.Context) (int64, error) {
 type Desk struct {
 	Handle   string
 	Todos    []atrium.Task
-	Files    map[int64][]store.TaskFile // by task number
+	Files    map[int64][]File // by task number
 	Plan     *atrium.Page
 	Draft    *atrium.Page
-	Progress []store.ProgressItem
+	Progress []ProgressItem
 	// MoreTodos and MoreProgress say that the desk holds more than one
 	// answer carries (maxDeskTodos, maxDeskProgress).
 	MoreTodos, MoreProgress bool
@@ -350,7 +350,7 @@ func (s *Service) GetDesk(ctx context.Context, handle string) (Desk, error) {
 	if err != nil {
 		return Desk{}, err
 	}
-	out := Desk{Files: map[int64][]store.TaskFile{}}
+	out := Desk{Files: map[int64][]File{}}
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		owner := a.Principal
 		if h := strings.TrimPrefix(strings.TrimSpace(handle), "@"); h != "" && h != owner.Handle {
@@ -380,7 +380,7 @@ func (s *Service) GetDesk(ctx context.Context, handle string) (Desk, error) {
 		}
 		for _, t := range todos {
 			if fs := files[t.ID]; len(fs) > 0 {
-				out.Files[t.Number] = fs
+				out.Files[t.Number] = fileList(fs)
 			}
 		}
 		for _, d := range []struct {
@@ -396,9 +396,11 @@ func (s *Service) GetDesk(ctx context.Context, handle string) (Desk, error) {
 				*d.out = &p
 			}
 		}
-		if out.Progress, err = tx.Progress(ctx, a.Workspace.ID, owner.ID, maxDeskProgress+1); err != nil {
+		progress, err := tx.Progress(ctx, a.Workspace.ID, owner.ID, maxDeskProgress+1)
+		if err != nil {
 			return err
 		}
+		out.Progress = progressList(progress)
 		if len(out.Progress) > maxDeskProgress {
 			out.Progress, out.MoreProgress = out.Progress[:maxDeskProgress], true
 		}

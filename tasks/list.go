@@ -119,13 +119,21 @@ type LinkedPage struct {
 	Missing  bool   `json:"missing,omitempty"` // no page at that path (yet)
 }
 
+// Wait is someone a task waits on: the target of an open question or block.
+type Wait struct {
+	PrincipalID int64
+	Handle      string
+	Reason      string // question or blocked
+	CommentID   int64
+}
+
 // Context is all an agent needs to work on a task (002's task_get_context).
 type Context struct {
 	Task     atrium.Task
 	Specs    []LinkedPage
 	Plans    []LinkedPage
 	Comments []atrium.TaskComment
-	Waiting  []store.Wait
+	Waiting  []Wait
 	// Omitted counts the older comments left out: a context carries the
 	// newest maxContextComments.
 	Omitted int
@@ -174,7 +182,10 @@ func (s *Service) GetContext(ctx context.Context, n int64) (Context, error) {
 			}
 			out.Omitted = total - len(out.Comments)
 		}
-		out.Waiting, err = tx.Waits(ctx, t.ID)
+		waits, err := tx.Waits(ctx, t.ID)
+		for _, w := range waits {
+			out.Waiting = append(out.Waiting, Wait(w))
+		}
 		return err
 	})
 	return out, err

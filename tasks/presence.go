@@ -92,8 +92,8 @@ const maxSessions = 500
 
 // SessionList is who is connected, and whether more are than it lists.
 type SessionList struct {
-	Sessions []store.Presence `json:"sessions"`
-	Note     string           `json:"note,omitempty"`
+	Sessions []Presence `json:"sessions"`
+	Note     string     `json:"note,omitempty"`
 }
 
 // Sessions lists who is connected to the caller's workspace now, longest
@@ -108,13 +108,13 @@ func (s *Service) Sessions(ctx context.Context) (SessionList, error) {
 		out, err = tx.Present(ctx, a.Workspace.ID, tx.Now().Add(-PresenceWindow), maxSessions+1)
 		return err
 	})
-	res := SessionList{Sessions: out}
-	if len(out) > maxSessions {
-		res.Sessions = out[:maxSessions]
-		res.Note = fmt.Sprintf("only the %d longest connected sessions are listed", maxSessions)
+	res := SessionList{Sessions: make([]Presence, len(out))}
+	for i, p := range out {
+		res.Sessions[i] = Presence(p)
 	}
-	if res.Sessions == nil {
-		res.Sessions = []store.Presence{}
+	if len(out) > maxSessions {
+		res.Sessions = res.Sessions[:maxSessions]
+		res.Note = fmt.Sprintf("only the %d longest connected sessions are listed", maxSessions)
 	}
 	return res, err
 }

@@ -302,14 +302,14 @@ type TodoOut struct {
 // resource, url over HTTP (the REST download, which a browser session opens
 // too).
 type FileOut struct {
-	store.TaskFile
+	File
 	URI string `json:"uri"`
 	URL string `json:"url"`
 }
 
 // FileOutput is f, a file of todo n, as callers see it.
-func (s *Service) FileOutput(n int64, f store.TaskFile) FileOut {
-	return FileOut{TaskFile: f, URI: TodoFileURI(n, f.ID), URL: s.BaseURL + TodoFilePath(n, f.ID)}
+func (s *Service) FileOutput(n int64, f File) FileOut {
+	return FileOut{File: f, URI: TodoFileURI(n, f.ID), URL: s.BaseURL + TodoFilePath(n, f.ID)}
 }
 
 // DeskPageOut is a desk's draft or plan.
@@ -321,11 +321,11 @@ type DeskPageOut struct {
 
 // DeskOut is get_desk's answer.
 type DeskOut struct {
-	Handle   string               `json:"handle"`
-	Todos    []TodoOut            `json:"todos"`
-	Plan     *DeskPageOut         `json:"plan"`
-	Draft    *DeskPageOut         `json:"draft"`
-	Progress []store.ProgressItem `json:"progress"`
+	Handle   string         `json:"handle"`
+	Todos    []TodoOut      `json:"todos"`
+	Plan     *DeskPageOut   `json:"plan"`
+	Draft    *DeskPageOut   `json:"draft"`
+	Progress []ProgressItem `json:"progress"`
 	// Note says what was left out of a desk too full for one answer.
 	Note string `json:"note,omitempty"`
 }
@@ -337,7 +337,7 @@ func (s *Service) DeskOutput(d Desk) DeskOut {
 		out.Todos = append(out.Todos, s.TodoOutput(t, d.Files[t.Number]))
 	}
 	if out.Progress == nil {
-		out.Progress = []store.ProgressItem{}
+		out.Progress = []ProgressItem{}
 	}
 	var cut []string
 	if d.MoreTodos {
@@ -359,11 +359,62 @@ func (s *Service) DeskOutput(d Desk) DeskOut {
 }
 
 // TodoOutput is t, a todo, with its files, as callers see it.
-func (s *Service) TodoOutput(t atrium.Task, files []store.TaskFile) TodoOut {
+func (s *Service) TodoOutput(t atrium.Task, files []File) TodoOut {
 	out := TodoOut{ID: TodoID(t.Number), Number: t.Number, Title: t.Title, Desc: t.Body, Status: string(t.Status),
 		StatusDesc: t.StatusText, Progress: t.Progress, Files: make([]FileOut, 0, len(files)), URL: s.URL(t.Number)}
 	for _, f := range files {
 		out.Files = append(out.Files, s.FileOutput(t.Number, f))
 	}
 	return out
+}
+
+// File is a file attached to a todo, as callers see it.
+type File struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	MIMEType  string    `json:"mime_type"`
+	Size      int64     `json:"size"`
+	SHA256    string    `json:"sha256"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func fileList(in []store.TaskFile) []File {
+	if in == nil {
+		return nil
+	}
+	out := make([]File, len(in))
+	for i, f := range in {
+		out[i] = File(f)
+	}
+	return out
+}
+
+// ProgressItem is an item of finished work on a desk's progress log.
+type ProgressItem struct {
+	ID          int64      `json:"id"`
+	Description string     `json:"description"`
+	DoneAt      time.Time  `json:"timestamp"`
+	ArchivedAt  *time.Time `json:"archived_at,omitempty"`
+}
+
+func progressList(in []store.ProgressItem) []ProgressItem {
+	if in == nil {
+		return nil
+	}
+	out := make([]ProgressItem, len(in))
+	for i, it := range in {
+		out[i] = ProgressItem(it)
+	}
+	return out
+}
+
+// Presence is a session connected to the workspace: who, over what, since
+// when and when last heard from.
+type Presence struct {
+	Principal string               `json:"principal"`
+	Kind      atrium.PrincipalKind `json:"kind"`
+	Transport string               `json:"transport"`
+	Client    string               `json:"client,omitempty"`
+	Since     time.Time            `json:"since"`
+	LastSeen  time.Time            `json:"last_seen"`
 }

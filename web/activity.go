@@ -10,7 +10,6 @@ import (
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/activity"
-	"github.com/atrium-hq/atrium/store"
 )
 
 // activityRow is one row of the activity feed in words: one change, or a run
@@ -27,7 +26,7 @@ type activityRow struct {
 }
 
 type activityItem struct {
-	store.EventBy
+	activity.EventBy
 	What string // the event in words
 	Page string // the page it is about, if any
 	Link string // where else it leads: a task, a desk, a file
@@ -71,7 +70,7 @@ var feedKinds = func() map[string]bool {
 }()
 
 // describe says one event in words.
-func describe(e store.EventBy) activityItem {
+func describe(e activity.EventBy) activityItem {
 	it := activityItem{EventBy: e, What: eventWords[e.Kind]}
 	switch {
 	case e.Kind == "attachment.added":
@@ -192,7 +191,7 @@ const (
 
 // feed reads a page of the feed in words, and the address of the next.
 func (h *Handler) feed(r *http.Request, before int64, rows int) ([]activityRow, string, error) {
-	f, err := h.Activity.Feed(r.Context(), activity.FeedRequest{Before: before, Rows: rows, Kinds: feedKinds})
+	f, err := h.Services.Activity.Feed(r.Context(), activity.FeedRequest{Before: before, Rows: rows, Kinds: feedKinds})
 	if err != nil {
 		return nil, "", err
 	}

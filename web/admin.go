@@ -1,7 +1,6 @@
 package web
 
 import (
-	"html/template"
 	"net/http"
 	"strconv"
 	"strings"
@@ -14,12 +13,6 @@ import (
 // The admin page of a workspace: its members and their roles, its tokens
 // (a new one's secret shown once) and its signed-in browsers. The identity
 // service decides who may do what; these handlers only ask it.
-
-func init() {
-	// Registered beside its handlers, as the other pages are in web.go.
-	templates["admin"] = template.Must(template.New("admin").Funcs(funcs).Funcs(template.FuncMap{"browser": browserName}).
-		ParseFS(templateFS, "templates/layout.html", "templates/admin.html"))
-}
 
 // browserName says which browser a User-Agent names, for people: "Chrome
 // 131 on macOS", "Safari 17 on iPad"; "" when it names none it knows.

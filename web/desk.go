@@ -18,10 +18,6 @@ import (
 // threads), and the progress log. The owner adds todos and progress here;
 // anyone of the workspace may look.
 
-func init() {
-	templates["desk"] = template.Must(template.New("desk").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/desk.html"))
-}
-
 type deskView struct {
 	view
 	tasks.DeskOut
@@ -54,18 +50,18 @@ func (h *Handler) showDesk(w http.ResponseWriter, r *http.Request, status int, p
 	ctx := r.Context()
 	// Read first, so that a change made while the page renders is one the
 	// live updates bring.
-	last, err := h.Activity.Latest(ctx)
+	last, err := h.Services.Activity.Latest(ctx)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	d, err := h.Tasks.GetDesk(ctx, r.PathValue("handle"))
+	d, err := h.Services.Tasks.GetDesk(ctx, r.PathValue("handle"))
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
 	a := atrium.ActorFromContext(ctx)
-	v := &deskView{DeskOut: h.Tasks.DeskOutput(d), Mine: a != nil && a.Principal.Handle == d.Handle, LastEvent: last,
+	v := &deskView{DeskOut: h.Services.Tasks.DeskOutput(d), Mine: a != nil && a.Principal.Handle == d.Handle, LastEvent: last,
 		PlanPath: tasks.DeskPage(d.Handle, "Plan"), DraftPath: tasks.DeskPage(d.Handle, "Draft"),
 		Statuses: []string{"open", "in_progress", "blocked", "done"}}
 	v.Error = problem
@@ -101,7 +97,7 @@ func (h *Handler) deskDone(w http.ResponseWriter, r *http.Request, err error, an
 }
 
 func (h *Handler) deskAddTodo(w http.ResponseWriter, r *http.Request) {
-	_, err := h.Tasks.CreateTodo(r.Context(), r.PostFormValue("title"), r.PostFormValue("description"), nil)
+	_, err := h.Services.Tasks.CreateTodo(r.Context(), r.PostFormValue("title"), r.PostFormValue("description"), nil)
 	h.deskDone(w, r, err, "todos")
 }
 
@@ -118,19 +114,19 @@ func (h *Handler) deskUpdateTodo(w http.ResponseWriter, r *http.Request) {
 	status, desc := r.PostFormValue("status"), r.PostFormValue("status_desc")
 	var err error
 	if r.PostFormValue("archive") != "" {
-		_, err = h.Tasks.ArchiveTodo(r.Context(), r.PathValue("id"))
+		_, err = h.Services.Tasks.ArchiveTodo(r.Context(), r.PathValue("id"))
 	} else {
-		_, err = h.Tasks.UpdateTodo(r.Context(), r.PathValue("id"), progress, &status, &desc)
+		_, err = h.Services.Tasks.UpdateTodo(r.Context(), r.PathValue("id"), progress, &status, &desc)
 	}
 	h.deskDone(w, r, err, "todos")
 }
 
 func (h *Handler) deskAddProgress(w http.ResponseWriter, r *http.Request) {
-	_, err := h.Tasks.AddProgress(r.Context(), r.PostFormValue("description"), time.Time{})
+	_, err := h.Services.Tasks.AddProgress(r.Context(), r.PostFormValue("description"), time.Time{})
 	h.deskDone(w, r, err, "progress")
 }
 
 func (h *Handler) deskArchiveProgress(w http.ResponseWriter, r *http.Request) {
-	_, err := h.Tasks.ArchiveProgress(r.Context())
+	_, err := h.Services.Tasks.ArchiveProgress(r.Context())
 	h.deskDone(w, r, err, "progress")
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/markdown"
 	"github.com/atrium-hq/atrium/pages"
 )
 
@@ -24,18 +23,19 @@ type editView struct {
 	LastEvent int64
 }
 
-// edit shows /pages/{path}?edit: the page's Markdown in an editor, or an
-// empty one for a page that does not exist yet.
-func (h *Handler) edit(w http.ResponseWriter, r *http.Request, path string) {
+// edit shows /edit/{path}: the page's Markdown in an editor, or an empty
+// one for a page that does not exist yet.
+func (h *Handler) edit(w http.ResponseWriter, r *http.Request) {
+	path := r.PathValue("path")
 	v := editView{Path: path}
 	if a := atrium.ActorFromContext(r.Context()); a != nil && a.Role != "" {
 		var err error
-		if v.LastEvent, err = h.Activity.Latest(r.Context()); err != nil {
+		if v.LastEvent, err = h.Services.Activity.Latest(r.Context()); err != nil {
 			h.fail(w, r, err)
 			return
 		}
 	}
-	read, err := h.Docs.ReadPage(r.Context(), pages.ReadRequest{Path: path})
+	read, err := h.Services.Pages.ReadPage(r.Context(), pages.ReadRequest{Path: path})
 	switch {
 	case err == nil:
 		v.Path, v.Content, v.Base = read.Page.Path, read.Page.Content, read.Page.Revision
@@ -46,43 +46,20 @@ func (h *Handler) edit(w http.ResponseWriter, r *http.Request, path string) {
 	h.render(w, r, http.StatusOK, "edit", &v)
 }
 
-// save takes the editor's form: preview renders it, save writes it on the
-// revision it was based on. A page changed meanwhile (an agent wrote) is a
-// conflict: the person sees both versions and keeps their text; saving again
-// is then based on the newer revision, on purpose.
+// save takes the editor's form and writes it on the revision it was based
+// on. A page changed meanwhile (an agent wrote) is a conflict: the person
+// sees both versions and keeps their text; saving again is then based on the
+// newer revision, on purpose.
 func (h *Handler) save(w http.ResponseWriter, r *http.Request) {
-	path, sub := subPage(r.PathValue("path"))
-	switch sub {
-	case "":
-	case "restore":
-		h.restore(w, r, path)
-		return
-	case "move":
-		h.move(w, r, path)
-		return
-	case "delete":
-		h.remove(w, r, path)
-		return
-	default:
-		h.fail(w, r, atrium.Errorf(atrium.ENotFound, "nothing to post to %q of a page", sub))
-		return
-	}
-	v := editView{Path: path, Content: formText(r, "content")}
-	v.Base, _ = strconv.ParseInt(r.PostFormValue("base_revision"), 10, 64)
 	if r.PostFormValue("action") == "preview" {
-		_, body, _ := markdown.Split(v.Content)
-		out, err := markdown.Render(body, func(markdown.Link) markdown.Target { return markdown.Target{Resolved: true} })
-		if err != nil {
-			h.renderError(w, r, err, "edit", &v)
-			return
-		}
-		v.Preview = template.HTML(out)
-		h.render(w, r, http.StatusOK, "edit", &v)
+		// An editor opened before Preview had its own route posts it here.
+		http.Redirect(w, r, actionURL("preview", r.PathValue("path")), http.StatusTemporaryRedirect)
 		return
 	}
-	res, err := h.Docs.WritePage(r.Context(), pages.WriteRequest{Path: v.Path, Content: v.Content, BaseRevision: v.Base})
+	v := editorForm(r)
+	res, err := h.Services.Pages.WritePage(r.Context(), pages.WriteRequest{Path: v.Path, Content: v.Content, BaseRevision: v.Base})
 	if atrium.ErrorCode(err) == atrium.EConflict {
-		if cur, rerr := h.Docs.ReadPage(r.Context(), pages.ReadRequest{Path: v.Path}); rerr == nil {
+		if cur, rerr := h.Services.Pages.ReadPage(r.Context(), pages.ReadRequest{Path: v.Path}); rerr == nil {
 			v.Conflict = &cur.Page
 			v.Base = cur.Page.Revision
 		}
@@ -94,6 +71,13 @@ func (h *Handler) save(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, pageURL(res.Page.Path), http.StatusSeeOther)
+}
+
+// editorForm is the editor as the person posted it.
+func editorForm(r *http.Request) editView {
+	v := editView{Path: r.PathValue("path"), Content: formText(r, "content")}
+	v.Base, _ = strconv.ParseInt(r.PostFormValue("base_revision"), 10, 64)
+	return v
 }
 
 // formText is a text field of a posted form as it was typed: browsers send

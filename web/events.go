@@ -64,7 +64,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	if after < 0 {
 		// A new listener starts now, not from the beginning of time.
 		var err error
-		if after, err = h.Activity.Latest(ctx); err != nil {
+		if after, err = h.Services.Activity.Latest(ctx); err != nil {
 			h.fail(w, r, err)
 			return
 		}
@@ -107,7 +107,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	sent := make(chan atrium.Event)
 	go func() {
 		defer close(sent)
-		err := h.Activity.Follow(ctx, activity.FollowRequest{After: after, Recheck: still}, func(e atrium.Event) bool {
+		err := h.Services.Activity.Follow(ctx, activity.FollowRequest{After: after, Recheck: still}, func(e atrium.Event) bool {
 			select {
 			case sent <- e:
 				return true
@@ -116,7 +116,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 			}
 		})
 		if err != nil && ctx.Err() == nil {
-			h.Logger.Debug("event stream ended", "principal", a.Principal.Handle, "err", err)
+			h.Services.Log.Debug("event stream ended", "principal", a.Principal.Handle, "err", err)
 		}
 	}()
 	for {

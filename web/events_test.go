@@ -15,15 +15,13 @@ import (
 	"time"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/activity"
 	"github.com/atrium-hq/atrium/authn"
 	"github.com/atrium-hq/atrium/identity"
-	"github.com/atrium-hq/atrium/identity/identitytest"
 	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
+	"github.com/atrium-hq/atrium/services/servicestest"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
-	"github.com/atrium-hq/atrium/tasks"
 	"github.com/atrium-hq/atrium/web"
 )
 
@@ -50,12 +48,8 @@ func newLiveSiteBeating(t *testing.T, e store.Engine, beat time.Duration) *liveS
 	s := &liveSite{}
 	db := storetest.MustOpen(t, e, &store.Options{Conns: 4, EventPoll: 20 * time.Millisecond,
 		Now: func() time.Time { return time.Now().Add(time.Duration(s.skew.Load())) }})
-	s.ids = identitytest.New(t, db)
-	s.docs = pages.New(db, nil)
-	rev := review.New(db, s.docs, nil)
-	s.rs = rev
-	tsk := tasks.New(db, nil)
-	tsk.Pages = s.docs
+	svc := servicestest.Over(t, db)
+	s.ids, s.docs, s.rs = svc.Identity, svc.Pages, svc.Review
 	secret, _, err := s.ids.CreateToken(context.Background(), identity.TokenRequest{Principal: "dede", Workspace: atrium.DefaultWorkspace, Role: atrium.RoleAdmin})
 	if err != nil {
 		t.Fatal(err)
@@ -66,8 +60,7 @@ func newLiveSiteBeating(t *testing.T, e store.Engine, beat time.Duration) *liveS
 	}
 	s.admin = atrium.NewContextWithActor(context.Background(), a)
 	logger := slog.New(slog.DiscardHandler)
-	h := &web.Handler{Auth: &authn.Authenticator{Mode: authn.ModeToken, Identity: s.ids, Logger: logger}, Docs: s.docs, Review: rev,
-		Activity: activity.New(db), Tasks: tsk, Logger: logger, Heartbeat: beat}
+	h := &web.Handler{Auth: &authn.Authenticator{Mode: authn.ModeToken, Identity: s.ids, Logger: logger}, Services: svc, Heartbeat: beat}
 	mux := http.NewServeMux()
 	h.Register(mux)
 	srv := httptest.NewServer(mux)

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"html/template"
 	"net/http"
 
 	"github.com/atrium-hq/atrium"
@@ -16,10 +15,6 @@ import (
 // this Atrium process, not to a workspace, so they are not in the event
 // log. Any member may look, as any member may call get_status; what a
 // server printed is for admins only (gateway.Status decides).
-
-func init() {
-	templates["gateway"] = template.Must(template.New("gateway").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/gateway.html"))
-}
 
 type gatewayView struct {
 	view

@@ -15,16 +15,14 @@ import (
 	"time"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/activity"
 	"github.com/atrium-hq/atrium/authn"
 	"github.com/atrium-hq/atrium/gateway"
 	"github.com/atrium-hq/atrium/identity"
-	"github.com/atrium-hq/atrium/identity/identitytest"
 	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
+	"github.com/atrium-hq/atrium/services/servicestest"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
-	"github.com/atrium-hq/atrium/tasks"
 	"github.com/atrium-hq/atrium/web"
 )
 
@@ -68,9 +66,8 @@ func newSiteWithGateway(tb testing.TB, servers map[string]any) *site {
 		}
 	}
 	db := storetest.MustOpen(tb, store.SQLite, &store.Options{Conns: 4})
-	ids := identitytest.New(tb, db)
-	docs := pages.New(db, nil)
-	rev := review.New(db, docs, nil)
+	svc := servicestest.Over(tb, db)
+	ids, docs, rev := svc.Identity, svc.Pages, svc.Review
 	secret, _, err := ids.CreateToken(context.Background(), identity.TokenRequest{Principal: "dede", Workspace: atrium.DefaultWorkspace, Role: atrium.RoleAdmin})
 	if err != nil {
 		tb.Fatal(err)
@@ -80,9 +77,7 @@ func newSiteWithGateway(tb testing.TB, servers map[string]any) *site {
 		tb.Fatal(err)
 	}
 	logger := slog.New(slog.DiscardHandler)
-	tsk := tasks.New(db, nil)
-	tsk.Pages = docs
-	h := &web.Handler{Auth: &authn.Authenticator{Mode: authn.ModeToken, Identity: ids, Logger: logger}, Docs: docs, Review: rev, Activity: activity.New(db), Tasks: tsk, Gateway: gw, Logger: logger}
+	h := &web.Handler{Auth: &authn.Authenticator{Mode: authn.ModeToken, Identity: ids, Logger: logger}, Services: svc, Gateway: gw}
 	mux := http.NewServeMux()
 	h.Register(mux)
 	tb.Cleanup(h.Close)

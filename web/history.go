@@ -3,7 +3,6 @@ package web
 import (
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/internal/linediff"
@@ -66,19 +65,19 @@ func hunks(lines []linediff.Line, context int) (out []diffRow, changed int) {
 	return out, changed
 }
 
-// history shows /pages/{path}/history: who changed the page when, a diff
+// history shows /history/{path}: who changed the page when, a diff
 // between any two revisions (?from=&to=, default the last change), and a
 // button that restores one as a new revision.
-func (h *Handler) history(w http.ResponseWriter, r *http.Request, path string) {
-	q := r.URL.Query()
-	res, err := h.Docs.Revisions(r.Context(), path, q.Get("cursor"), 50)
+func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
+	path, q := r.PathValue("path"), r.URL.Query()
+	res, err := h.Services.Pages.Revisions(r.Context(), path, q.Get("cursor"), 50)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
 	v := historyView{Page: res.Page, Revisions: res.Revisions}
 	if res.NextCursor != "" {
-		v.Next = pageURL(res.Page.Path) + "/history?cursor=" + res.NextCursor
+		v.Next = actionURL("history", res.Page.Path) + "?cursor=" + res.NextCursor
 	}
 	v.To, _ = strconv.ParseInt(q.Get("to"), 10, 64)
 	v.From, _ = strconv.ParseInt(q.Get("from"), 10, 64)
@@ -91,7 +90,7 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request, path string) {
 	if v.From > 0 && v.From != v.To {
 		texts := [2]string{}
 		for i, rev := range []int64{v.From, v.To} {
-			rd, err := h.Docs.ReadPage(r.Context(), pages.ReadRequest{Path: path, Revision: rev})
+			rd, err := h.Services.Pages.ReadPage(r.Context(), pages.ReadRequest{Path: path, Revision: rev})
 			if err != nil {
 				h.fail(w, r, err)
 				return
@@ -103,26 +102,4 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request, path string) {
 		v.TooLarge = !ok
 	}
 	h.render(w, r, http.StatusOK, "history", &v)
-}
-
-// restore makes an earlier revision current again, as a new revision based
-// on the one the person saw.
-func (h *Handler) restore(w http.ResponseWriter, r *http.Request, path string) {
-	rev, _ := strconv.ParseInt(r.PostFormValue("revision"), 10, 64)
-	base, _ := strconv.ParseInt(r.PostFormValue("base_revision"), 10, 64)
-	res, err := h.Docs.RestoreRevision(r.Context(), path, rev, base)
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	http.Redirect(w, r, pageURL(res.Page.Path), http.StatusSeeOther)
-}
-
-// subPage splits /pages/{path} into the page and what follows it
-// ("Notes/A.md/history" is page Notes/A.md, sub history).
-func subPage(p string) (page, sub string) {
-	if i := strings.Index(strings.ToLower(p), ".md/"); i >= 0 {
-		return p[:i+3], p[i+4:]
-	}
-	return p, ""
 }

@@ -45,12 +45,12 @@ const (
 func (h *Handler) home(w http.ResponseWriter, r *http.Request, v *homeView) error {
 	ctx := r.Context()
 	a := atrium.ActorFromContext(ctx)
-	top, err := h.Docs.Children(ctx, pages.ChildrenRequest{Limit: homeTop})
+	top, err := h.Services.Pages.Children(ctx, pages.ChildrenRequest{Limit: homeTop})
 	if err != nil {
 		return err
 	}
 	v.Top, v.MoreTop = top.Children, top.NextCursor != ""
-	recent, err := h.Activity.RecentPages(ctx, homeRecent)
+	recent, err := h.Services.Activity.RecentPages(ctx, homeRecent)
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request, v *homeView) erro
 	if v.Activity, v.Older, err = h.feed(r, 0, homeRows); err != nil {
 		return err
 	}
-	reviews, err := h.Review.ListReviews(ctx, "", atrium.ReviewSubmitted, "", 20)
+	reviews, err := h.Services.Review.ListReviews(ctx, "", atrium.ReviewSubmitted, "", 20)
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request, v *homeView) erro
 	// that the page says how many it looked at.
 	cursor := ""
 	for {
-		open, err := h.Review.Threads(ctx, review.ThreadsRequest{Status: atrium.StatusSubmitted, Cursor: cursor, Limit: 200})
+		open, err := h.Services.Review.Threads(ctx, review.ThreadsRequest{Status: atrium.StatusSubmitted, Cursor: cursor, Limit: 200})
 		if err != nil {
 			return err
 		}

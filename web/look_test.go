@@ -48,7 +48,7 @@ func TestPagesReadWell(t *testing.T) {
 	}
 	write("docs/long.md", long.String())
 	write("docs/long.md", strings.Replace(long.String(), "Line 200 of", "Line two hundred of", 1))
-	_, _, history := s.send(t, "GET", "/pages/docs/long.md/history", admin, nil, nil)
+	_, _, history := s.send(t, "GET", "/history/docs/long.md", admin, nil, nil)
 	diff := between(history, `<pre class="diff">`, `</pre>`)
 	for _, want := range []string{"⋯ 197 unchanged lines", "<del>- Line 200 of a long page.</del>", "<ins>+ Line two hundred of a long page.</ins>", "⋯ 196 unchanged lines"} {
 		if !strings.Contains(diff, want) {

@@ -43,11 +43,11 @@ func (h *Handler) newPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Path = clean
-	switch _, err := h.Docs.ReadPage(r.Context(), pages.ReadRequest{Path: clean}); atrium.ErrorCode(err) {
+	switch _, err := h.Services.Pages.ReadPage(r.Context(), pages.ReadRequest{Path: clean}); atrium.ErrorCode(err) {
 	case atrium.ENotFound:
-		http.Redirect(w, r, pageURL(clean)+"?edit", http.StatusSeeOther)
+		http.Redirect(w, r, actionURL("edit", clean), http.StatusSeeOther)
 	case "":
-		v.Existing = pageURL(clean) + "?edit"
+		v.Existing = actionURL("edit", clean)
 		h.renderError(w, r, atrium.Errorf(atrium.EConflict, "a page is already at %s", clean), "new", v)
 	default:
 		h.renderError(w, r, err, "new", v)

@@ -46,8 +46,12 @@ type pageView struct {
 // page shows /pages/{path}: the rendered Markdown, its frontmatter as chips,
 // its folder beside it and what links to it.
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
-	p, sub := subPage(r.PathValue("path"))
-	if sub == "" && path.Ext(p) != "" && !strings.EqualFold(path.Ext(p), ".md") {
+	p := r.PathValue("path")
+	if to := oldPageURL(r, p); to != "" {
+		http.Redirect(w, r, to, http.StatusFound)
+		return
+	}
+	if path.Ext(p) != "" && !strings.EqualFold(path.Ext(p), ".md") {
 		// A file beside the pages: an image or a download a page links to
 		// by a relative address (../assets/shot.png), or an attachment's
 		// wikilink. The REST surface serves files, with the headers that
@@ -55,26 +59,13 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, fileURL(p), http.StatusFound)
 		return
 	}
-	switch sub {
-	case "":
-	case "history":
-		h.history(w, r, p)
-		return
-	default:
-		h.fail(w, r, atrium.Errorf(atrium.ENotFound, "a page has no %q view: try history", sub))
-		return
-	}
-	if r.URL.Query().Has("edit") {
-		h.edit(w, r, p)
-		return
-	}
 	ctx := r.Context()
-	read, err := h.Docs.ReadPage(ctx, pages.ReadRequest{Path: p})
+	read, err := h.Services.Pages.ReadPage(ctx, pages.ReadRequest{Path: p})
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	links, err := h.Docs.Links(ctx, read.Page.Path)
+	links, err := h.Services.Pages.Links(ctx, read.Page.Path)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -113,7 +104,7 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	if a.Role != "" {
 		// Read first, so that a change made while the page renders is
 		// one the live updates bring.
-		if v.LastEvent, err = h.Activity.Latest(ctx); err != nil {
+		if v.LastEvent, err = h.Services.Activity.Latest(ctx); err != nil {
 			h.fail(w, r, err)
 			return
 		}
@@ -126,12 +117,35 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 }
 
 // pageURL is the browser address of a page.
-func pageURL(p string) string {
+func pageURL(p string) string { return actionURL("pages", p) }
+
+// actionURL is the address of an action on page p: /edit/{path},
+// /history/{path}, /move/{path} …
+func actionURL(action, p string) string {
 	segs := strings.Split(p, "/")
 	for i, s := range segs {
 		segs[i] = url.PathEscape(s)
 	}
-	return "/pages/" + strings.Join(segs, "/")
+	return "/" + action + "/" + strings.Join(segs, "/")
+}
+
+// oldPageURL is where an address of a page from before each action had a
+// route of its own now leads, so that bookmarks keep working: the editor
+// was /pages/{path}?edit, the history /pages/{path}/history. "" for any
+// other address.
+func oldPageURL(r *http.Request, p string) string {
+	if r.URL.Query().Has("edit") {
+		return actionURL("edit", p)
+	}
+	const history = ".md/history"
+	if strings.HasSuffix(strings.ToLower(p), history) {
+		to := actionURL("history", p[:len(p)-len(history)+len(".md")])
+		if q := r.URL.RawQuery; q != "" {
+			to += "?" + q
+		}
+		return to
+	}
+	return ""
 }
 
 // fail shows an error as a page, in the status its code means.
@@ -153,7 +167,7 @@ func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, err error,
 func (h *Handler) errorCode(r *http.Request, err error) string {
 	code := atrium.ErrorCode(err)
 	if code == atrium.EInternal || code == "" {
-		h.Logger.Error("web request failed", "path", r.URL.Path, "err", err)
+		h.Services.Log.Error("web request failed", "path", r.URL.Path, "err", err)
 		code = atrium.EInternal
 	}
 	return code
@@ -170,6 +184,6 @@ func (h *Handler) failFragment(w http.ResponseWriter, r *http.Request, err error
 	w.Header().Set("X-Atrium-Error-Code", code)
 	w.WriteHeader(authn.Status(code))
 	if err := templates["error"].ExecuteTemplate(w, "fragment-error", &view{Error: atrium.ErrorMessage(err), Code: code}); err != nil {
-		h.Logger.Warn("render error fragment", "err", err)
+		h.Services.Log.Warn("render error fragment", "err", err)
 	}
 }

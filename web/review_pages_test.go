@@ -238,8 +238,8 @@ func TestNewPageAsksForAPath(t *testing.T) {
 		path, location, code string
 		status               int
 	}{
-		{"Notes/Idea", "/pages/Notes/Idea.md?edit", "", http.StatusSeeOther},
-		{"Notes/Odd & 'name'.MD", "/pages/Notes/Odd%20&%20%27name%27.MD?edit", "", http.StatusSeeOther},
+		{"Notes/Idea", "/edit/Notes/Idea.md", "", http.StatusSeeOther},
+		{"Notes/Odd & 'name'.MD", "/edit/Notes/Odd%20&%20%27name%27.MD", "", http.StatusSeeOther},
 		{"Notes/Taken.md", "", "conflict", http.StatusConflict},
 		{"Notes/a<b", "", "invalid_argument", http.StatusBadRequest},
 		{"../x.md", "", "invalid_argument", http.StatusBadRequest},
@@ -252,7 +252,7 @@ func TestNewPageAsksForAPath(t *testing.T) {
 			t.Errorf("New page at %q forgets the path typed", c.path)
 		}
 	}
-	if _, _, page := s.send(t, "GET", "/new?path=Notes/Taken.md", w, nil, nil); !strings.Contains(page, `<a href="/pages/Notes/Taken.md?edit">edit it</a>`) {
+	if _, _, page := s.send(t, "GET", "/new?path=Notes/Taken.md", w, nil, nil); !strings.Contains(page, `<a href="/edit/Notes/Taken.md">edit it</a>`) {
 		t.Error("a taken path does not lead to editing that page")
 	}
 	if code, _, _ := s.send(t, "GET", "/new?path=Mine.md", reader, nil, nil); code != http.StatusForbidden {

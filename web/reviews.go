@@ -25,7 +25,7 @@ func (h *Handler) pageReviews(r *http.Request, v *pageView) error {
 	a := atrium.ActorFromContext(ctx)
 	q := r.URL.Query()
 	if id := q.Get("review"); id != "" {
-		res, err := h.Review.GetReview(ctx, id)
+		res, err := h.Services.Review.GetReview(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -44,7 +44,7 @@ func (h *Handler) pageReviews(r *http.Request, v *pageView) error {
 			v.MoreThreads = pageURL(v.Page.Path) + "?" + url.Values{"threads": {th.Next}}.Encode() + "#threads"
 		}
 	}
-	list, err := h.Review.ListReviews(ctx, v.Page.Path, "", "", reviewsPerPage)
+	list, err := h.Services.Review.ListReviews(ctx, v.Page.Path, "", "", reviewsPerPage)
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 			tags = append(tags, t)
 		}
 	}
-	res, err := h.Docs.Search(r.Context(), pages.SearchRequest{Query: v.Query, Path: v.Path, Tags: tags, Cursor: q.Get("cursor")})
+	res, err := h.Services.Pages.Search(r.Context(), pages.SearchRequest{Query: v.Query, Path: v.Path, Tags: tags, Cursor: q.Get("cursor")})
 	if err != nil {
 		h.renderError(w, r, err, "search", &v)
 		return

@@ -69,7 +69,7 @@ func TestErrorsCarryTheirCode(t *testing.T) {
 		status       int
 	}{
 		{"/pages/Nope.md", "not_found", 404},
-		{"/pages/A.md/nonsense", "not_found", 404},
+		{"/pages/A.md/nonsense", "invalid_argument", 400}, // no page can be there: its path does not end in .md
 		{"/tree?folder=Nowhere", "not_found", 404},
 		{"/tree?folder=../x", "invalid_argument", 400},
 		{"/threads/nope/delete", "not_found", 404},

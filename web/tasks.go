@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -12,24 +13,6 @@ import (
 	"github.com/atrium-hq/atrium/tasks"
 )
 
-// registerTasks names the task pages: the board, a task's thread and the
-// inbox, and the forms they post. Every rule is the tasks service's; these
-// only read forms and show what it answers.
-func (h *Handler) registerTasks(route func(pattern string, fn http.HandlerFunc, signedIn bool)) {
-	route("GET /tasks", h.board, true)
-	route("POST /tasks", h.newTask, true)
-	route("GET /tasks/{n}", h.task, true)
-	route("POST /tasks/{n}/{action}", h.taskAction, true)
-	route("GET /inbox", h.inbox, true)
-	route("POST /inbox/ack", h.ackInbox, true)
-}
-
-func init() {
-	for _, name := range []string{"tasks", "task", "inbox"} {
-		templates[name] = template.Must(template.New(name).Funcs(funcs).Funcs(taskFuncs).ParseFS(templateFS, "templates/layout.html", "templates/taskparts.html", "templates/"+name+".html"))
-	}
-}
-
 // who is a principal as the badge shows them: a person or an AI agent.
 type who struct {
 	Handle string
@@ -40,25 +23,6 @@ type who struct {
 var inboxWords = map[atrium.InboxKind]string{
 	atrium.InboxMention: "mentioned you on", atrium.InboxQuestion: "asked you on", atrium.InboxAnswer: "answered you on",
 	atrium.InboxAssigned: "assigned you", atrium.InboxHandoff: "handed you", atrium.InboxBlocked: "waits on you for",
-}
-
-var taskFuncs = template.FuncMap{
-	"who":       func(handle string, t atrium.AuthorType) who { return who{handle, t} },
-	"join":      strings.Join,
-	"kindWords": func(k atrium.InboxKind) string { return inboxWords[k] },
-	"statusWords": func(st atrium.TaskStatus) string {
-		if st == atrium.TaskInProgress {
-			return "in progress"
-		}
-		return string(st)
-	},
-	"numbers": func(ns []int64) string {
-		parts := make([]string, len(ns))
-		for i, n := range ns {
-			parts[i] = "#" + strconv.FormatInt(n, 10)
-		}
-		return strings.Join(parts, ", ")
-	},
 }
 
 // boardColumns are the board's columns, in order; archived tasks are off it.
@@ -97,12 +61,12 @@ func (h *Handler) renderBoard(w http.ResponseWriter, r *http.Request, form url.V
 	v := &boardView{Assignee: q.Get("assignee"), Label: q.Get("label"), Text: q.Get("text"), Form: form}
 	ctx := r.Context()
 	var err error
-	if v.LastEvent, err = h.Activity.Latest(ctx); err != nil {
+	if v.LastEvent, err = h.Services.Activity.Latest(ctx); err != nil {
 		h.fail(w, r, err)
 		return
 	}
 	for _, c := range boardColumns {
-		res, err := h.Tasks.List(ctx, tasks.ListRequest{Statuses: []atrium.TaskStatus{c.Status}, Assignee: v.Assignee, Label: v.Label, Text: v.Text, Limit: columnLimit})
+		res, err := h.Services.Tasks.List(ctx, tasks.ListRequest{Statuses: []atrium.TaskStatus{c.Status}, Assignee: v.Assignee, Label: v.Label, Text: v.Text, Limit: columnLimit})
 		if err != nil {
 			h.renderError(w, r, err, "tasks", v)
 			return
@@ -119,7 +83,7 @@ func (h *Handler) renderBoard(w http.ResponseWriter, r *http.Request, form url.V
 // newTask creates a task from the board's form, then shows it.
 func (h *Handler) newTask(w http.ResponseWriter, r *http.Request) {
 	f := formFields(r)
-	t, err := h.Tasks.Create(r.Context(), tasks.CreateRequest{Fields: tasks.Fields{Title: f.text("title"), Body: f.text("body"),
+	t, err := h.Services.Tasks.Create(r.Context(), tasks.CreateRequest{Fields: tasks.Fields{Title: f.text("title"), Body: f.text("body"),
 		Assignee: f.text("assignee"), Labels: f.list("labels"), Phase: f.text("phase")}})
 	if err != nil {
 		h.renderBoard(w, r, r.PostForm, err)
@@ -184,15 +148,15 @@ func (h *Handler) renderTask(w http.ResponseWriter, r *http.Request, n int64, v 
 	var err error
 	// Read first, so that a change made while the page renders is one the
 	// live updates bring.
-	if v.LastEvent, err = h.Activity.Latest(ctx); err != nil {
+	if v.LastEvent, err = h.Services.Activity.Latest(ctx); err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	if v.Context, err = h.Tasks.GetContext(ctx, n); err != nil {
+	if v.Context, err = h.Services.Tasks.GetContext(ctx, n); err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	if v.Members, err = h.Tasks.Members(ctx); err != nil {
+	if v.Members, err = h.Services.Tasks.Members(ctx); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -226,7 +190,7 @@ func (h *Handler) renderTask(w http.ResponseWriter, r *http.Request, n int64, v 
 // view resolves a page's (from is the page it stands for, if any): a link
 // to a page that exists goes there, one to nothing is marked unresolved.
 func (h *Handler) renderLinked(r *http.Request, from, body string) (template.HTML, error) {
-	resolve, err := h.Docs.Resolve(r.Context(), from, body)
+	resolve, err := h.Services.Pages.Resolve(r.Context(), from, body)
 	if err != nil {
 		return "", err
 	}
@@ -309,49 +273,77 @@ func (f form) tasks(name string) (*[]int64, error) {
 	return &out, nil
 }
 
-// taskAction serves the forms of a task page.
-func (h *Handler) taskAction(w http.ResponseWriter, r *http.Request) {
+// claimTask takes an open task, then shows it (or the board, when claimed
+// from there).
+func (h *Handler) claimTask(w http.ResponseWriter, r *http.Request) {
 	n, err := taskNumber(r)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	ctx := r.Context()
 	f := formFields(r)
-	action := r.PathValue("action")
-	var p tasks.Posted
-	switch action {
-	case "claim":
-		if _, err = h.Tasks.Claim(ctx, n); err == nil {
-			to := taskURL(n)
-			if f.get("from") == "board" {
-				to = "/tasks"
-			}
-			http.Redirect(w, r, to, http.StatusSeeOther)
-			return
-		}
-	case "edit":
-		h.editTask(w, r, n, f)
-		return
-	case "comment":
-		p, err = h.Tasks.Comment(ctx, tasks.CommentRequest{Number: n, Type: atrium.CommentType(f.get("type")), Body: f.get("body")})
-	case "ask":
-		p, err = h.Tasks.Ask(ctx, n, f.get("target"), f.get("question"))
-	case "answer":
-		p, err = h.Tasks.Answer(ctx, n, f.get("target"), f.get("answer"), 0)
-	case "blocked":
-		p, err = h.Tasks.Blocked(ctx, n, f.get("reason"), f.get("waiting_for"))
-	case "complete":
-		p, err = h.Tasks.Complete(ctx, n, f.get("artifact_path"), f.get("summary"))
-	case "status":
-		var progress *int
-		if progress, err = f.number("progress"); err == nil {
-			p, err = h.Tasks.UpdateStatus(ctx, n, f.get("status"), progress)
-		}
-	default:
-		h.fail(w, r, atrium.Errorf(atrium.ENotFound, "a task takes comment, ask, answer, blocked, complete, status, edit or claim, not %q", action))
+	if _, err := h.Services.Tasks.Claim(r.Context(), n); err != nil {
+		h.renderTask(w, r, n, &taskView{Action: "claim", Form: r.PostForm}, err)
 		return
 	}
+	to := taskURL(n)
+	if f.get("from") == "board" {
+		to = "/tasks"
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
+}
+
+// The forms of a task page that post to its thread.
+
+func (h *Handler) commentTask(w http.ResponseWriter, r *http.Request) {
+	h.postTask(w, r, "comment", func(ctx context.Context, n int64, f form) (tasks.Posted, error) {
+		return h.Services.Tasks.Comment(ctx, tasks.CommentRequest{Number: n, Type: atrium.CommentType(f.get("type")), Body: f.get("body")})
+	})
+}
+
+func (h *Handler) askTask(w http.ResponseWriter, r *http.Request) {
+	h.postTask(w, r, "ask", func(ctx context.Context, n int64, f form) (tasks.Posted, error) {
+		return h.Services.Tasks.Ask(ctx, n, f.get("target"), f.get("question"))
+	})
+}
+
+func (h *Handler) answerTask(w http.ResponseWriter, r *http.Request) {
+	h.postTask(w, r, "answer", func(ctx context.Context, n int64, f form) (tasks.Posted, error) {
+		return h.Services.Tasks.Answer(ctx, n, f.get("target"), f.get("answer"), 0)
+	})
+}
+
+func (h *Handler) blockedTask(w http.ResponseWriter, r *http.Request) {
+	h.postTask(w, r, "blocked", func(ctx context.Context, n int64, f form) (tasks.Posted, error) {
+		return h.Services.Tasks.Blocked(ctx, n, f.get("reason"), f.get("waiting_for"))
+	})
+}
+
+func (h *Handler) completeTask(w http.ResponseWriter, r *http.Request) {
+	h.postTask(w, r, "complete", func(ctx context.Context, n int64, f form) (tasks.Posted, error) {
+		return h.Services.Tasks.Complete(ctx, n, f.get("artifact_path"), f.get("summary"))
+	})
+}
+
+func (h *Handler) statusTask(w http.ResponseWriter, r *http.Request) {
+	h.postTask(w, r, "status", func(ctx context.Context, n int64, f form) (tasks.Posted, error) {
+		progress, err := f.number("progress")
+		if err != nil {
+			return tasks.Posted{}, err
+		}
+		return h.Services.Tasks.UpdateStatus(ctx, n, f.get("status"), progress)
+	})
+}
+
+// postTask posts the form of action to task {n}'s thread, then shows the
+// comment it made; a refused form is shown again as it was sent.
+func (h *Handler) postTask(w http.ResponseWriter, r *http.Request, action string, post func(ctx context.Context, n int64, f form) (tasks.Posted, error)) {
+	n, err := taskNumber(r)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	p, err := post(r.Context(), n, formFields(r))
 	if err != nil {
 		h.renderTask(w, r, n, &taskView{Action: action, Form: r.PostForm}, err)
 		return
@@ -363,7 +355,13 @@ func (h *Handler) taskAction(w http.ResponseWriter, r *http.Request) {
 // read at. When someone changed the task meanwhile, nothing is written: the
 // page shows the stored task beside the person's edit, which stays in the
 // form, now based on the stored revision, so that saving again is a choice.
-func (h *Handler) editTask(w http.ResponseWriter, r *http.Request, n int64, f form) {
+func (h *Handler) editTask(w http.ResponseWriter, r *http.Request) {
+	n, err := taskNumber(r)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	f := formFields(r)
 	base, _ := strconv.ParseInt(f.get("base_revision"), 10, 64)
 	fields := tasks.Fields{Title: f.text("title"), Body: f.text("body"), Phase: f.text("phase"), Labels: f.list("labels"),
 		Assignee: f.text("assignee"), Specs: f.list("specs"), Plans: f.list("plans")}
@@ -371,10 +369,9 @@ func (h *Handler) editTask(w http.ResponseWriter, r *http.Request, n int64, f fo
 		s := atrium.TaskStatus(st)
 		fields.Status = &s
 	}
-	var err error
 	if fields.Progress, err = f.number("progress"); err == nil {
 		if fields.BlockedBy, err = f.tasks("blocked_by"); err == nil {
-			_, err = h.Tasks.Update(r.Context(), tasks.UpdateRequest{Number: n, BaseRevision: base, Fields: fields})
+			_, err = h.Services.Tasks.Update(r.Context(), tasks.UpdateRequest{Number: n, BaseRevision: base, Fields: fields})
 		}
 	}
 	if err == nil {
@@ -383,7 +380,7 @@ func (h *Handler) editTask(w http.ResponseWriter, r *http.Request, n int64, f fo
 	}
 	v := &taskView{Action: "edit", Form: r.PostForm, Base: base}
 	if atrium.ErrorCode(err) == atrium.EConflict {
-		if cur, rerr := h.Tasks.Get(r.Context(), n); rerr == nil {
+		if cur, rerr := h.Services.Tasks.Get(r.Context(), n); rerr == nil {
 			v.Conflict, v.Base = &cur, cur.Revision
 		}
 	}
@@ -401,11 +398,11 @@ func (h *Handler) inbox(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	v := &inboxView{}
 	var err error
-	if v.LastEvent, err = h.Activity.Latest(ctx); err != nil {
+	if v.LastEvent, err = h.Services.Activity.Latest(ctx); err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	if v.Inbox, err = h.Tasks.ReadInbox(ctx, tasks.InboxRequest{IncludeRead: true, Limit: 200}); err != nil {
+	if v.Inbox, err = h.Services.Tasks.ReadInbox(ctx, tasks.InboxRequest{IncludeRead: true, Limit: 200}); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -420,7 +417,7 @@ func (h *Handler) ackInbox(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, atrium.Errorf(atrium.EInvalid, "nothing to mark read: the form names no ack cursor"))
 		return
 	}
-	if _, err := h.Tasks.ReadInbox(r.Context(), tasks.InboxRequest{Ack: ack, Limit: 1}); err != nil {
+	if _, err := h.Services.Tasks.ReadInbox(r.Context(), tasks.InboxRequest{Ack: ack, Limit: 1}); err != nil {
 		h.fail(w, r, err)
 		return
 	}

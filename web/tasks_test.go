@@ -14,14 +14,11 @@ import (
 	"testing"
 
 	"github.com/atrium-hq/atrium"
-	"github.com/atrium-hq/atrium/activity"
 	"github.com/atrium-hq/atrium/authn"
 	"github.com/atrium-hq/atrium/identity"
-	"github.com/atrium-hq/atrium/identity/identitytest"
 	"github.com/atrium-hq/atrium/pages"
-	"github.com/atrium-hq/atrium/review"
+	"github.com/atrium-hq/atrium/services/servicestest"
 	"github.com/atrium-hq/atrium/store"
-	"github.com/atrium-hq/atrium/store/storetest"
 	"github.com/atrium-hq/atrium/tasks"
 	"github.com/atrium-hq/atrium/web"
 )
@@ -38,8 +35,8 @@ type taskSite struct {
 }
 
 func newTaskSite(t *testing.T) *taskSite {
-	db := storetest.MustOpen(t, store.SQLite, nil)
-	ids := identitytest.New(t, db)
+	svc := servicestest.MustOpen(t, store.SQLite, nil)
+	ids := svc.Identity
 	token := func(handle string, kind atrium.PrincipalKind) string {
 		secret, _, err := ids.CreateToken(context.Background(), identity.TokenRequest{Principal: handle, Kind: kind, Workspace: atrium.DefaultWorkspace, Role: atrium.RoleWriter})
 		if err != nil {
@@ -47,11 +44,8 @@ func newTaskSite(t *testing.T) *taskSite {
 		}
 		return secret
 	}
-	docs := pages.New(db, nil)
-	s := &taskSite{t: t, mux: http.NewServeMux(), dede: token("dede", atrium.KindHuman), duc: token("duc", atrium.KindAgent), tasks: tasks.New(db, nil), ids: ids, docs: docs}
-	s.tasks.Pages = docs
-	(&web.Handler{Auth: &authn.Authenticator{Mode: authn.ModeToken, Identity: ids, Logger: slog.Default()}, Docs: docs, Review: review.New(db, docs, nil),
-		Tasks: s.tasks, Activity: activity.New(db), Logger: slog.Default()}).Register(s.mux)
+	s := &taskSite{t: t, mux: http.NewServeMux(), dede: token("dede", atrium.KindHuman), duc: token("duc", atrium.KindAgent), tasks: svc.Tasks, ids: ids, docs: svc.Pages}
+	(&web.Handler{Auth: &authn.Authenticator{Mode: authn.ModeToken, Identity: ids, Logger: slog.Default()}, Services: svc}).Register(s.mux)
 	return s
 }
 

@@ -61,7 +61,7 @@ type pageThreads struct {
 // with their replies; orphaned ones (their quote is gone) apart.
 func (h *Handler) threads(r *http.Request, p, cursor string) (pageThreads, error) {
 	a := atrium.ActorFromContext(r.Context())
-	list, err := h.Review.Threads(r.Context(), review.ThreadsRequest{DocPath: p, Cursor: cursor, Limit: threadsPerPage})
+	list, err := h.Services.Review.Threads(r.Context(), review.ThreadsRequest{DocPath: p, Cursor: cursor, Limit: threadsPerPage})
 	if err != nil {
 		return pageThreads{}, err
 	}
@@ -94,12 +94,12 @@ func (h *Handler) comment(w http.ResponseWriter, r *http.Request) {
 	if exact := strings.TrimSpace(formText(r, "quote_exact")); exact != "" {
 		req.Quote = &atrium.Quote{Exact: exact, Prefix: formText(r, "quote_prefix"), Suffix: formText(r, "quote_suffix")}
 	}
-	ann, _, err := h.Review.Create(r.Context(), req)
+	ann, _, err := h.Services.Review.Create(r.Context(), req)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	back(w, r, ann.DocPath, "thread-"+rootOf(ann))
+	back(w, r, ann.DocPath, threadAnchor(ann))
 }
 
 func rootOf(a atrium.Annotation) string {
@@ -109,39 +109,37 @@ func rootOf(a atrium.Annotation) string {
 	return a.UID
 }
 
-// threadAction serves the buttons of a thread: resolve, reopen, delete, and
-// the form that edits one's own comment.
-func (h *Handler) threadAction(w http.ResponseWriter, r *http.Request) {
-	var change func(ctx context.Context, id string) (atrium.Annotation, error)
-	switch r.PathValue("action") {
-	case "resolve":
-		change = h.Review.Resolve
-	case "reopen":
-		change = h.Review.Reopen
-	case "edit":
-		// The review service says who may edit (the author, or an admin).
-		content := formText(r, "content")
-		change = func(ctx context.Context, id string) (atrium.Annotation, error) {
-			return h.Review.Edit(ctx, id, content)
-		}
-	case "delete":
-		h.deleteThread(w, r)
-		return
-	default:
-		h.fail(w, r, atrium.Errorf(atrium.ENotFound, "a thread can be resolved, reopened, edited or deleted, not %q", r.PathValue("action")))
-		return
+// resolveThread and reopenThread are a thread's buttons; editComment is
+// the form that edits one's own comment (the review service says who may:
+// the author, or an admin).
+func (h *Handler) resolveThread(w http.ResponseWriter, r *http.Request) {
+	h.changeThread(w, r, h.Services.Review.Resolve, threadAnchor)
+}
+
+func (h *Handler) reopenThread(w http.ResponseWriter, r *http.Request) {
+	h.changeThread(w, r, h.Services.Review.Reopen, threadAnchor)
+}
+
+func (h *Handler) editComment(w http.ResponseWriter, r *http.Request) {
+	content := formText(r, "content")
+	edit := func(ctx context.Context, id string) (atrium.Annotation, error) {
+		return h.Services.Review.Edit(ctx, id, content)
 	}
+	h.changeThread(w, r, edit, func(a atrium.Annotation) string { return "comment-" + a.UID })
+}
+
+// changeThread makes change to comment {id}, then shows the page it is on
+// at anchor.
+func (h *Handler) changeThread(w http.ResponseWriter, r *http.Request, change func(ctx context.Context, id string) (atrium.Annotation, error), anchor func(atrium.Annotation) string) {
 	ann, err := change(r.Context(), r.PathValue("id"))
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	if r.PathValue("action") == "edit" {
-		back(w, r, ann.DocPath, "comment-"+ann.UID)
-		return
-	}
-	back(w, r, ann.DocPath, "thread-"+rootOf(ann))
+	back(w, r, ann.DocPath, anchor(ann))
 }
+
+func threadAnchor(a atrium.Annotation) string { return "thread-" + rootOf(a) }
 
 // confirmView asks before a thread goes, saying what goes with it.
 type confirmView struct {
@@ -154,7 +152,7 @@ type confirmView struct {
 // (000 D3). It is a page, not a script's dialog, so it works without
 // JavaScript; Cancel goes back and changes nothing.
 func (h *Handler) confirmDelete(w http.ResponseWriter, r *http.Request) {
-	t, err := h.Review.Get(r.Context(), r.PathValue("id"))
+	t, err := h.Services.Review.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -163,7 +161,7 @@ func (h *Handler) confirmDelete(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) deleteThread(w http.ResponseWriter, r *http.Request) {
-	res, err := h.Review.Delete(r.Context(), r.PathValue("id"))
+	res, err := h.Services.Review.Delete(r.Context(), r.PathValue("id"))
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -174,7 +172,7 @@ func (h *Handler) deleteThread(w http.ResponseWriter, r *http.Request) {
 // submitReview submits the person's draft comments on a page as a review.
 func (h *Handler) submitReview(w http.ResponseWriter, r *http.Request) {
 	doc := r.PostFormValue("doc_path")
-	if _, err := h.Review.Submit(r.Context(), review.SubmitRequest{DocPath: doc, Summary: formText(r, "summary")}); err != nil {
+	if _, err := h.Services.Review.Submit(r.Context(), review.SubmitRequest{DocPath: doc, Summary: formText(r, "summary")}); err != nil {
 		h.fail(w, r, err)
 		return
 	}

@@ -54,7 +54,7 @@ func (h *Handler) tree(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
 		if err := templates["tree"].ExecuteTemplate(w, "treeitems", level); err != nil {
-			h.Logger.Warn("render tree", "err", err)
+			h.Services.Log.Warn("render tree", "err", err)
 		}
 		return
 	}
@@ -80,7 +80,7 @@ func (h *Handler) treeWindow(r *http.Request, folder, after, until string) (*tre
 }
 
 func (h *Handler) addWindow(r *http.Request, l *treeLevel, after, until string) error {
-	res, err := h.Docs.Children(r.Context(), pages.ChildrenRequest{Folder: l.Folder, Cursor: after, Until: until, Limit: treeLimit})
+	res, err := h.Services.Pages.Children(r.Context(), pages.ChildrenRequest{Folder: l.Folder, Cursor: after, Until: until, Limit: treeLimit})
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/mcpserver"
-	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/tasks"
 )
 
@@ -291,7 +290,7 @@ type ProgressInput struct {
 
 // ProgressOut is a logged item.
 type ProgressOut struct {
-	Item store.ProgressItem `json:"item"`
+	Item tasks.ProgressItem `json:"item"`
 }
 
 func addProgressItemTool(r *tasksRef) *mcpserver.Tool {

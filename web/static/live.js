@@ -27,8 +27,12 @@
     }
   }
 
+  function pathHref(p) {
+    return p.split("/").map(encodeURIComponent).join("/");
+  }
+
   function pageHref(p) {
-    return "/pages/" + p.split("/").map(encodeURIComponent).join("/");
+    return "/pages/" + pathHref(p);
   }
 
   // notice says something at the top of the page, in a place no refresh
@@ -180,7 +184,7 @@
       var to = null;
       try { to = JSON.parse(ev.data).payload.path; } catch (err) { /* no payload */ }
       if (kind === "page.moved" && to && to !== path) {
-        notice("This page was moved meanwhile, to " + to + ".", { href: pageHref(to) + (editing ? "?edit" : ""), text: "Go there" });
+        notice("This page was moved meanwhile, to " + to + ".", { href: (editing ? "/edit/" : "/pages/") + pathHref(to), text: "Go there" });
       } else if (kind === "page.moved") {
         notice("This page was moved meanwhile.");
       } else {
