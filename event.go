@@ -9,7 +9,11 @@ import (
 // change, then fanned out: the activity feed, live updates and MCP resource
 // notifications all read it.
 type Event struct {
-	ID          int64           `json:"id"`
+	ID int64 `json:"id"`
+	// Seq is the event's place in the log: what a reader resumes after
+	// (a browser's Last-Event-ID). It follows the order events became
+	// visible in, which IDs need not (see store/events.go).
+	Seq         int64           `json:"seq"`
 	WorkspaceID int64           `json:"-"`
 	ActorID     int64           `json:"-"`       // 0 for the system
 	Kind        string          `json:"kind"`    // e.g. "page.updated"

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 
 	"github.com/atrium-hq/atrium"
@@ -73,8 +74,8 @@ func draftOf(e atrium.Event) string {
 	return author
 }
 
-// Since returns up to limit events of the caller's workspace after event
-// after that the caller may see, oldest first. Only members read it: events
+// Since returns up to limit events of the caller's workspace after position
+// after in the log (an event's Seq) that the caller may see, in log order. Only members read it: events
 // name private pages.
 func (s *Service) Since(ctx context.Context, after int64, limit int) ([]atrium.Event, error) {
 	a, err := atrium.RequireActor(ctx, atrium.RoleReader)
@@ -133,25 +134,21 @@ type EventBy struct {
 	ActorKind atrium.PrincipalKind // human or agent
 }
 
-// Latest is the ID of the newest event of the caller's workspace, 0 for
-// none: where a listener that wants only what comes next starts.
+// Latest is the log position (Seq) of the newest event of the caller's
+// workspace, 0 for none: where a listener that wants only what comes next
+// starts.
 func (s *Service) Latest(ctx context.Context) (int64, error) {
 	a, err := atrium.RequireActor(ctx, atrium.RoleReader)
 	if err != nil {
 		return 0, err
 	}
-	var id int64
-	err = s.db.View(ctx, func(tx *store.Tx) (err error) {
-		id, err = tx.LatestEventID(ctx, a.Workspace.ID)
-		return err
-	})
-	return id, err
+	return s.db.LatestEventSeq(ctx, a.Workspace.ID)
 }
 
 // FollowRequest says where a follower starts and how it learns that it may
 // no longer follow.
 type FollowRequest struct {
-	After int64 // the last event the follower has; it gets those after it
+	After int64 // the log position (Seq) of the last event the follower has; it gets those after it
 	// Recheck, when set, tells whether the follower may still read the
 	// workspace (its session or token may have ended, its role changed).
 	// Follow calls it when an event that may change that comes, seen by the
@@ -169,69 +166,31 @@ func (s *Service) Follow(ctx context.Context, r FollowRequest, fn func(atrium.Ev
 	if err != nil {
 		return err
 	}
-	after := r.After
 	// deliver passes e on if the caller may see it, and checks access again
 	// after an event that may have changed it. false: stop.
 	var stop error
-	deliver := func(e atrium.Event) bool {
+	err = s.db.Follow(ctx, a.Workspace.ID, r.After, func(e atrium.Event) bool {
+		if e.WorkspaceID == 0 {
+			// Of no one workspace (a token that works in several, a
+			// session of one): it may be the follower's own.
+			if accessKinds[e.Kind] && r.Recheck != nil {
+				stop = r.Recheck(ctx)
+			}
+			return stop == nil
+		}
 		if Visible(a, e) && !fn(e) {
 			return false
 		}
 		if accessKinds[e.Kind] && r.Recheck != nil {
-			if stop = r.Recheck(ctx); stop != nil {
-				return false
-			}
+			stop = r.Recheck(ctx)
 		}
-		return true
+		return stop == nil
+	})
+	if stop != nil {
+		return stop
 	}
-	// Subscribe first, then catch up: an event committed in between is in
-	// both, and the IDs tell.
-	live, unsubscribe := s.db.Subscribe(256)
-	defer unsubscribe()
-	const window = 500
-	for {
-		batch, err := s.since(ctx, a, after, window)
-		if err != nil {
-			return err
-		}
-		for _, e := range batch {
-			if !deliver(e) {
-				return stop
-			}
-			after = e.ID
-		}
-		if len(batch) < window {
-			break
-		}
+	if errors.Is(err, store.ErrClosed) {
+		return atrium.Errorf(atrium.EUnavailable, "the event stream ended; reconnect to catch up")
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case e, ok := <-live:
-			if !ok {
-				return atrium.Errorf(atrium.EUnavailable, "the event stream ended; reconnect to catch up")
-			}
-			if e.ID <= after {
-				continue
-			}
-			if e.WorkspaceID == 0 && accessKinds[e.Kind] {
-				// Of no one workspace (a token that works in several, a
-				// session of one): it may be the follower's own.
-				if r.Recheck != nil {
-					if err := r.Recheck(ctx); err != nil {
-						return err
-					}
-				}
-				continue
-			}
-			if e.WorkspaceID != a.Workspace.ID {
-				continue
-			}
-			if !deliver(e) {
-				return stop
-			}
-			after = e.ID
-		}
-	}
+	return err
 }

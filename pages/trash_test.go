@@ -2,7 +2,9 @@ package pages_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -173,4 +175,77 @@ func TestTrashLeavesSharedFilesWithTheNextPage(t *testing.T) {
 		_, _, err = v.svc.Attachment(v.ctx, "assets/own.txt")
 		wantCode(t, err, atrium.ENotFound)
 	})
+}
+
+// Replicas purge the trash each on its own clock: at the same moment, they
+// take different pages, and every page is purged, and announced, once.
+func TestReplicasPurgeEachExpiredPageOnce(t *testing.T) {
+	ctx := context.Background()
+	dsn := storetest.DSN(t, store.Postgres)
+	var now atomic.Int64
+	now.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro())
+	opts := &store.Options{Conns: 4, Now: func() time.Time { return time.UnixMicro(now.Load()) }}
+	a, err := store.Open(ctx, dsn, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := store.Open(ctx, dsn, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	v := newEnv(t, a)
+	const n = 300
+	for i := range n {
+		p := fmt.Sprintf("Old/%d.md", i)
+		v.write(t, p, "# Old")
+		if _, err := v.svc.DeletePage(v.ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now.Add((48 * time.Hour).Microseconds())
+	var purged [2]int
+	var wg sync.WaitGroup
+	for i, db := range []*store.DB{a, b} {
+		svc := pages.New(db, nil)
+		svc.TrashRetention = 24 * time.Hour
+		wg.Go(func() {
+			var err error
+			if purged[i], err = svc.PurgeExpired(ctx); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if purged[0]+purged[1] != n {
+		t.Errorf("the replicas purged %d and %d pages, %d in all; want %d", purged[0], purged[1], purged[0]+purged[1], n)
+	}
+	// Reading the log at once: what is committed is stamped first.
+	if _, err := a.LatestEventSeq(ctx, atrium.ActorFromContext(v.ctx).Workspace.ID); err != nil {
+		t.Fatal(err)
+	}
+	announced, after := 0, int64(0)
+	for {
+		var batch []atrium.Event
+		err := a.View(ctx, func(tx *store.Tx) (err error) {
+			batch, err = tx.EventsAfter(ctx, 0, after, 500)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range batch {
+			if e.Kind == pages.EventPagePurged {
+				announced++
+			}
+			after = e.Seq
+		}
+		if len(batch) < 500 {
+			break
+		}
+	}
+	if announced != n {
+		t.Errorf("%d purges announced; want %d", announced, n)
+	}
 }

@@ -53,6 +53,9 @@ type Where struct {
 type Options struct {
 	// DSN is a postgres:// URL or a SQLite file path.
 	DSN string
+	// ListenDSN is the PostgreSQL connection that LISTENs for other
+	// replicas' events, when DSN cannot (a transaction-pooling PgBouncer).
+	ListenDSN string
 	// DataDir is the data folder, reported by whoami.
 	DataDir string
 	Logger  *slog.Logger
@@ -79,6 +82,9 @@ func Open(ctx context.Context, o Options) (*Services, error) {
 	}
 	if so.Logger == nil {
 		so.Logger = log
+	}
+	if so.ListenDSN == "" {
+		so.ListenDSN = o.ListenDSN
 	}
 	db, err := store.Open(ctx, o.DSN, &so)
 	if err != nil {

@@ -135,13 +135,10 @@ func (db *DB) commitGroup(batch []*write) {
 		w.err, failed = db.runSaved(tx, w)
 		if w.err == nil && w.pan == nil {
 			events = append(events, tx.events...)
-		} else {
-			db.broker.forget(tx.events)
 		}
 	}
 	if failed != nil {
 		_ = sqltx.Rollback()
-		db.broker.forget(events)
 		for _, w := range batch {
 			if w.err == nil && w.pan == nil {
 				w.err = failed
@@ -151,7 +148,6 @@ func (db *DB) commitGroup(batch []*write) {
 		return
 	}
 	if err := sqltx.Commit(); err != nil {
-		db.broker.forget(events)
 		// The calls that had succeeded did not happen after all.
 		err = db.wrapBusy(fmt.Errorf("commit: %w", err))
 		for _, w := range batch {
@@ -163,7 +159,7 @@ func (db *DB) commitGroup(batch []*write) {
 		return
 	}
 	db.answered()
-	db.broker.publishLocal(events)
+	db.committed(events)
 	finish(nil)
 }
 

@@ -49,9 +49,13 @@ type Options struct {
 	// Logger receives operational messages. Default slog.Default().
 	Logger *slog.Logger
 	// EventPoll is how often an SQLite store looks for events that other
-	// processes committed to the same file (PostgreSQL uses LISTEN/NOTIFY).
-	// Zero means 250ms; negative disables polling.
+	// processes committed to the same file (PostgreSQL uses LISTEN/NOTIFY,
+	// and polls only as a fallback). Zero means 250ms; negative disables
+	// polling.
 	EventPoll time.Duration
+	// ListenDSN is the PostgreSQL connection to LISTEN on, when the main one
+	// cannot (a transaction-pooling PgBouncer); empty means the main DSN.
+	ListenDSN string
 	// Conns is the size of the SQLite read pool (besides its one writer), or
 	// of the PostgreSQL pool. Zero means 4 on SQLite and 16 on PostgreSQL.
 	// Tests use 1: a request that waits for a second connection while it
@@ -75,6 +79,12 @@ type DB struct {
 	log      *slog.Logger
 	instance string // tells this process's notifications from other replicas'
 	broker   *broker
+
+	// The event log's live delivery (see events.go).
+	listenDSN string
+	wake      chan struct{}      // the tailer should read the log
+	kick      chan struct{}      // PostgreSQL: the stamper should stamp
+	pollEvery chan time.Duration // PostgreSQL: the tailer's new poll interval
 
 	pendingPages int // see Options.PendingPages
 
@@ -111,7 +121,8 @@ func Open(ctx context.Context, dsn string, opts *Options) (*DB, error) {
 	if o.EventPoll == 0 {
 		o.EventPoll = 250 * time.Millisecond
 	}
-	db := &DB{dsn: dsn, now: o.Now, log: o.Logger, instance: rand.Text(), broker: newBroker(o.Logger), pendingPages: cmp.Or(max(o.PendingPages, 0), 64)}
+	db := &DB{dsn: dsn, now: o.Now, log: o.Logger, instance: rand.Text(), broker: newBroker(o.Logger), pendingPages: cmp.Or(max(o.PendingPages, 0), 64),
+		listenDSN: cmp.Or(o.ListenDSN, dsn), wake: make(chan struct{}, 1), kick: make(chan struct{}, 1), pollEvery: make(chan time.Duration, 1)}
 	var err error
 	if IsPostgresDSN(dsn) {
 		err = db.openPostgres(ctx, cmp.Or(max(o.Conns, 0), 16))
@@ -126,20 +137,21 @@ func Open(ctx context.Context, dsn string, opts *Options) (*DB, error) {
 		db.closeConns()
 		return nil, fmt.Errorf("migrate %s: %w", db.engine, err)
 	}
+	head, err := db.logHead(ctx)
+	if err != nil {
+		db.closeConns()
+		return nil, err
+	}
+	db.broker.startAt(head)
 	bg, stop := context.WithCancel(context.Background())
 	db.stop = stop
-	switch {
-	case db.engine == Postgres:
+	if db.engine == Postgres {
 		db.wg.Go(func() { db.listen(bg) })
-	case o.EventPoll > 0:
-		last, err := db.maxEventID(ctx)
-		if err != nil {
-			stop()
-			db.closeConns()
-			return nil, err
-		}
-		db.broker.trackFrom(last)
-		db.wg.Go(func() { db.poll(bg, o.EventPoll) })
+		db.wg.Go(func() { db.stamper(bg) })
+		db.wg.Go(func() { db.tailPostgres(bg) })
+		db.kickStamper() // what a replica that died left unstamped
+	} else {
+		db.wg.Go(func() { db.tail(bg, max(o.EventPoll, 0)) })
 	}
 	return db, nil
 }
@@ -288,7 +300,6 @@ func (db *DB) update(ctx context.Context, fn func(*Tx) error) (err error) {
 	defer func() {
 		if !done {
 			_ = sqltx.Rollback()
-			db.broker.forget(tx.events)
 		}
 	}()
 	if err := fn(tx); err != nil {
@@ -302,7 +313,7 @@ func (db *DB) update(ctx context.Context, fn func(*Tx) error) (err error) {
 	}
 	done = true
 	db.answered()
-	db.broker.publishLocal(tx.events)
+	db.committed(tx.events)
 	return nil
 }
 

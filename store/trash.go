@@ -198,6 +198,14 @@ func (tx *Tx) PurgePage(ctx context.Context, p atrium.Page) error {
 }
 
 // ExpiredTrash lists up to limit pages of every workspace trashed before t.
+//
+// On PostgreSQL the rows are locked, and rows another replica's purge holds
+// are skipped: replicas purging at the same moment take different pages,
+// and none is purged (and announced) twice.
 func (tx *Tx) ExpiredTrash(ctx context.Context, before time.Time, limit int) ([]atrium.Page, error) {
-	return queryAll(ctx, tx, scanPage, "SELECT "+pageCols+pageFrom+" WHERE p.trashed_at < ? ORDER BY p.trashed_at LIMIT ?", micros(before), limit)
+	q := "SELECT " + pageCols + pageFrom + " WHERE p.trashed_at < ? ORDER BY p.trashed_at LIMIT ?"
+	if tx.db.engine == Postgres {
+		q += " FOR UPDATE OF p SKIP LOCKED"
+	}
+	return queryAll(ctx, tx, scanPage, q, micros(before), limit)
 }

@@ -147,7 +147,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			data, _ := json.Marshal(e)
-			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, e.Kind, data); err != nil {
+			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Kind, data); err != nil {
 				return
 			}
 			flush()

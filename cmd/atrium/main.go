@@ -62,6 +62,7 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code)
 type globals struct {
 	dataDir        string
 	db             string
+	dbListen       string
 	logLevel       string
 	trashRetention time.Duration
 	stdin          io.Reader
@@ -88,6 +89,7 @@ Start it with 'atrium serve'; connect an agent with 'atrium mcp'.`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.dataDir, "data-dir", env("ATRIUM_DATA_DIR", defaultDataDir()), "folder for the SQLite database and local state (env ATRIUM_DATA_DIR)")
 	pf.StringVar(&g.db, "db", os.Getenv("ATRIUM_DB"), "database: postgres://… URL or SQLite file path; default DATA_DIR/atrium.db (env ATRIUM_DB)")
+	pf.StringVar(&g.dbListen, "db-listen", os.Getenv("ATRIUM_DB_LISTEN"), "PostgreSQL: a direct connection to LISTEN for other replicas' events on, when --db goes through a transaction-pooling PgBouncer (env ATRIUM_DB_LISTEN)")
 	pf.StringVar(&g.logLevel, "log-level", env("ATRIUM_LOG_LEVEL", "info"), "debug, info, warn or error (env ATRIUM_LOG_LEVEL)")
 	retention := pages.DefaultTrashRetention
 	if v, err := time.ParseDuration(os.Getenv("ATRIUM_TRASH_RETENTION")); err == nil {
@@ -177,7 +179,7 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 		return nil, err
 	}
 	s, err := services.Open(ctx, services.Options{
-		DSN: dsn, DataDir: g.dataDir, Logger: g.logger(), TrashRetention: g.trashRetention,
+		DSN: dsn, ListenDSN: g.dbListen, DataDir: g.dataDir, Logger: g.logger(), TrashRetention: g.trashRetention,
 		// Where people open the UI, for the url of a task; serve knows its own.
 		PublicURL: os.Getenv("ATRIUM_PUBLIC_URL"),
 	})
