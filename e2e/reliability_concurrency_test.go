@@ -560,7 +560,7 @@ func TestReliabilityConcurrencyInProcess(t *testing.T) {
 		if res, err := d.Import(ctx, files, pages.ImportOptions{}); err != nil || len(res.Failed) > 0 {
 			t.Fatalf("import: %v %v", err, res.Failed)
 		}
-		srv, err := mcpserver.New(mcpserver.Config{Toolsets: mcptools.All(nil), Actor: actor, Services: svc})
+		srv, err := mcpserver.New(mcpserver.Config{Toolsets: mcptools.All(mcptools.Options{}), Actor: actor, Services: svc})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,4 +20,4 @@ func mustActor(tb testing.TB) *atrium.Actor {
 var connectInMemory = mcptest.Connect
 
 // all are every toolset, as the binary has them (without a gateway).
-var all = mcptools.All(nil)
+var all = mcptools.All(mcptools.Options{})

@@ -21,7 +21,7 @@ func mustActor(tb testing.TB) *atrium.Actor {
 var connectInMemory = mcptest.Connect
 
 // all are every toolset, as the binary has them (without a gateway).
-var all = mcptools.All(nil)
+var all = mcptools.All(mcptools.Options{})
 
 func must[T any](v T, err error) T {
 	if err != nil {

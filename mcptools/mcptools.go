@@ -8,6 +8,7 @@ package mcptools
 import (
 	"github.com/atrium-hq/atrium/gateway"
 	"github.com/atrium-hq/atrium/mcpserver"
+	"github.com/atrium-hq/atrium/mcptools/agenttools"
 	"github.com/atrium-hq/atrium/mcptools/conformance"
 	"github.com/atrium-hq/atrium/mcptools/coretools"
 	"github.com/atrium-hq/atrium/mcptools/desktools"
@@ -17,16 +18,24 @@ import (
 	"github.com/atrium-hq/atrium/mcptools/tasktools"
 )
 
-// All are every toolset Atrium can serve; gw is the gateway, nil when no
-// gateway file is configured.
-func All(gw *gateway.Gateway) []mcpserver.NewToolset {
+// Options say what the server around the toolsets has.
+type Options struct {
+	// Gateway is the gateway, nil when no gateway file is configured.
+	Gateway *gateway.Gateway
+	// RunsAgents is set on a server that runs agent sessions (atrium serve).
+	RunsAgents bool
+}
+
+// All are every toolset Atrium can serve.
+func All(o Options) []mcpserver.NewToolset {
 	return []mcpserver.NewToolset{
 		coretools.New,
 		pagetools.New,
 		reviewtools.New,
 		tasktools.New,
 		desktools.New,
-		gatewaytools.New(gw),
+		agenttools.New(o.RunsAgents),
+		gatewaytools.New(o.Gateway),
 		conformance.New, // off unless named: --toolsets all,conformance
 	}
 }

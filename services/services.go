@@ -18,6 +18,7 @@ import (
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/activity"
+	"github.com/atrium-hq/atrium/agents"
 	"github.com/atrium-hq/atrium/identity"
 	"github.com/atrium-hq/atrium/metrics"
 	"github.com/atrium-hq/atrium/pages"
@@ -34,6 +35,9 @@ type Services struct {
 	Review   *review.Service
 	Tasks    *tasks.Service
 	Activity *activity.Service
+	// Agents configures agents and, in a server that enabled it, runs their
+	// sessions.
+	Agents *agents.Service
 	// Calls writes the audit records of gateway calls, in the background.
 	Calls   *activity.CallLog
 	Metrics *metrics.Registry
@@ -121,6 +125,7 @@ func New(db *store.DB, log *slog.Logger) *Services {
 	s.Tasks = tasks.New(db, log)
 	s.Tasks.Pages = s.Pages
 	s.Activity = activity.New(db)
+	s.Agents = agents.New(db, log, s.Identity, s.Tasks)
 	s.Calls = s.Activity.NewCallLog(log)
 	return s
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/activity"
+	"github.com/atrium-hq/atrium/agents"
 	"github.com/atrium-hq/atrium/api"
 	"github.com/atrium-hq/atrium/authn"
 	"github.com/atrium-hq/atrium/gateway"
@@ -65,7 +66,7 @@ func (f *mirrorFlag) start(ctx context.Context, a *app, workspace string) (*mirr
 // HTTP callers may not.
 func (f *surfaceFlags) config(log *slog.Logger, gw *gateway.Gateway, local bool) mcpserver.Config {
 	cfg := mcpserver.Config{
-		Toolsets: mcptools.All(gw),
+		Toolsets: mcptools.All(mcptools.Options{Gateway: gw}),
 		Enable:   mcpserver.ParseToolsets(f.toolsets),
 		ReadOnly: f.readOnly,
 		Logger:   log,
@@ -139,6 +140,7 @@ every caller the local admin and is only allowed on a loopback address.`,
 				defer gw.Close()
 			}
 			cfg := surface.config(a.Log, gw, false)
+			cfg.Toolsets = mcptools.All(mcptools.Options{Gateway: gw, RunsAgents: true})
 			cfg.Metrics = a.Metrics
 			a.supply(&cfg, gw, nil)
 			mcp, err := mcpserver.New(cfg)
@@ -176,6 +178,10 @@ every caller the local admin and is only allowed on a loopback address.`,
 				return err
 			}
 			base := "http://" + displayAddr(srv.Addr().String())
+			if err := a.enableAgents(ctx, base); err != nil {
+				return err
+			}
+			defer a.Agents.Shutdown() // before the store closes: sessions record their end
 			if a.Tasks.BaseURL == "" {
 				a.Tasks.BaseURL = base
 			}
@@ -213,4 +219,17 @@ func displayAddr(addr string) string {
 		}
 	}
 	return addr
+}
+
+// enableAgents makes this server run agent sessions, kept under the data
+// folder; the sessions' atrium mcp forwards to base. The replica is named by
+// its host and data folder, which a restart keeps (replicas on one host each
+// have their own): the sessions it left open are then marked failed.
+func (a *app) enableAgents(ctx context.Context, base string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find the atrium binary for agent sessions: %w", err)
+	}
+	host, _ := os.Hostname()
+	return a.Agents.Enable(ctx, agents.RunnerConfig{DataDir: a.Where.DataDir, URL: base, Binary: exe, Replica: host + ":" + a.Where.DataDir})
 }

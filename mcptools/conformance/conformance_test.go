@@ -57,7 +57,7 @@ func connectFixtures(t *testing.T) (*mcp.ClientSession, *fixtureClient) {
 	t.Helper()
 	ctx := t.Context()
 	actor := mustActor(t)
-	s, err := mcpserver.New(mcpserver.Config{Toolsets: mcptools.All(nil), Enable: []string{"all", conformance.Name}, Actor: actor})
+	s, err := mcpserver.New(mcpserver.Config{Toolsets: mcptools.All(mcptools.Options{}), Enable: []string{"all", conformance.Name}, Actor: actor})
 	if err != nil {
 		t.Fatal(err)
 	}

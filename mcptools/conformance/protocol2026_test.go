@@ -25,7 +25,7 @@ func connect2026(t *testing.T, caps *mcp.ClientCapabilities, manual bool) *mcp.C
 func connectEra(t *testing.T, version string, caps *mcp.ClientCapabilities, manual bool) *mcp.ClientSession {
 	t.Helper()
 	actor := mustActor(t)
-	s, err := mcpserver.New(mcpserver.Config{Toolsets: mcptools.All(nil), Enable: []string{"all", conformance.Name}, Actor: actor})
+	s, err := mcpserver.New(mcpserver.Config{Toolsets: mcptools.All(mcptools.Options{}), Enable: []string{"all", conformance.Name}, Actor: actor})
 	if err != nil {
 		t.Fatal(err)
 	}

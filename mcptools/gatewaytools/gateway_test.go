@@ -66,7 +66,7 @@ func newGatewayFixture(t *testing.T, actor *atrium.Actor, toolsets ...string) *g
 		f.mu.Unlock()
 		return nil
 	})
-	f.srv, err = mcpserver.New(mcpserver.Config{Toolsets: mcptools.All(f.gw), Enable: toolsets, Actor: actor})
+	f.srv, err = mcpserver.New(mcpserver.Config{Toolsets: mcptools.All(mcptools.Options{Gateway: f.gw}), Enable: toolsets, Actor: actor})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,275 @@
+package agents_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/agents"
+	"github.com/atrium-hq/atrium/identity"
+	"github.com/atrium-hq/atrium/services"
+	"github.com/atrium-hq/atrium/services/servicestest"
+	"github.com/atrium-hq/atrium/store"
+	"github.com/atrium-hq/atrium/store/storetest"
+	"github.com/atrium-hq/atrium/tasks"
+)
+
+// env is a workspace whose server runs sessions, with an admin.
+type env struct {
+	svc   *services.Services
+	admin context.Context
+	data  string
+}
+
+func newEnv(t *testing.T, e store.Engine) *env {
+	t.Helper()
+	svc := servicestest.MustOpen(t, e, &store.Options{Conns: 4})
+	secret, _, err := svc.Identity.CreateToken(context.Background(), identity.TokenRequest{Principal: "ada", Workspace: atrium.DefaultWorkspace, Role: atrium.RoleAdmin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := svc.Identity.Authenticate(context.Background(), secret, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &env{svc: svc, admin: atrium.NewContextWithActor(context.Background(), a), data: t.TempDir()}
+	if err := svc.Agents.Enable(context.Background(), agents.RunnerConfig{DataDir: v.data, URL: "http://127.0.0.1:1", Binary: "/bin/true", Replica: "test-" + t.Name(), StopGrace: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svc.Agents.Shutdown)
+	return v
+}
+
+// gitRepo is a repository with one commit on main, in a folder of its own
+// (its worktrees go beside it).
+func gitRepo(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "repo")
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@x", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@x")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run("init", "-q", "-b", "main")
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# repo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run("add", ".")
+	run("commit", "-q", "-m", "first")
+	return dir
+}
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// ended waits for session id to end and returns it.
+func (v *env) ended(t *testing.T, id string) agents.Session {
+	t.Helper()
+	events, stop := v.svc.Events()
+	defer stop()
+	for {
+		s, err := v.svc.Agents.Session(v.admin, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.EndedAt.IsZero() {
+			return s
+		}
+		select {
+		case <-events:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("session %s never ended: %+v", id, s)
+		}
+	}
+}
+
+// A session runs in a verified worktree beside the repository, on its own
+// branch from the default branch, with its identity in its environment and
+// none of Atrium's secrets; its work is committed on its branch when it
+// ends, and its token no longer works.
+func TestASessionWorksInItsOwnWorktree(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		t.Setenv("ATRIUM_DB", "postgres://secret@db/atrium")
+		t.Setenv("CLAUDECODE", "1")
+		v := newEnv(t, e)
+		repo := gitRepo(t)
+		script := `cat /proc/$$/environ | tr '\0' '\n' > "$AGENT_WORKSPACE/../env-$ATRIUM_SESSION.txt"; echo "work by $ATRIUM_AGENT" > result.txt; pwd; exit 3`
+		if _, err := v.svc.Agents.SetAgent(v.admin, agents.AgentRequest{Handle: "duc", Command: "/bin/sh", Args: []string{"-c", script}, Repo: repo}); err != nil {
+			t.Fatal(err)
+		}
+		task, err := v.svc.Tasks.Create(v.admin, tasks.CreateRequest{Fields: tasks.Fields{Title: new("Add user authentication")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := v.svc.Agents.Start(v.admin, agents.StartRequest{Agent: "duc", Task: task.Number})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := filepath.Join(filepath.Dir(repo), strconv.FormatInt(task.Number, 10)+"-add-user-authentication")
+		if s.Dir != want || s.Branch != "atrium/"+filepath.Base(want) || s.Base != "main" {
+			t.Fatalf("session in %s on %s from %s; want %s on atrium/%s from main", s.Dir, s.Branch, s.Base, want, filepath.Base(want))
+		}
+		s = v.ended(t, s.ID)
+		if s.State != agents.StateExited || s.ExitCode == nil || *s.ExitCode != 3 {
+			t.Fatalf("ended as %s (%v), %s; want exited with 3", s.State, s.ExitCode, s.Reason)
+		}
+		if got := git(t, repo, "worktree", "list", "--porcelain"); !strings.Contains(got, "worktree "+want) {
+			t.Errorf("git does not list the worktree %s:\n%s", want, got)
+		}
+		if got := git(t, repo, "show", s.Branch+":result.txt"); got != "work by duc" {
+			t.Errorf("the branch holds %q, want the agent's work committed", got)
+		}
+		if got := git(t, repo, "log", "-1", "--format=%an", s.Branch); got != "duc" {
+			t.Errorf("the work is committed by %q, want the agent", got)
+		}
+		if _, err := os.Stat(filepath.Join(repo, "result.txt")); err == nil {
+			t.Error("the agent's work landed in the main checkout")
+		}
+		environ, err := os.ReadFile(filepath.Join(filepath.Dir(want), "env-"+s.ID+".txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		vars := map[string]string{}
+		for line := range strings.Lines(string(environ)) {
+			k, val, _ := strings.Cut(strings.TrimSpace(line), "=")
+			vars[k] = val
+		}
+		for k, want := range map[string]string{"ATRIUM_AGENT": "duc", "ATRIUM_WORKSPACE": "default", "AGENT_WORKSPACE": want, "ATRIUM_TASK": strconv.FormatInt(task.Number, 10), "ATRIUM_URL": "http://127.0.0.1:1/mcp"} {
+			if vars[k] != want {
+				t.Errorf("%s=%q in the session, want %q", k, vars[k], want)
+			}
+		}
+		for _, k := range []string{"ATRIUM_DB", "CLAUDECODE", "ATRIUM_TEST_POSTGRES"} {
+			if _, ok := vars[k]; ok {
+				t.Errorf("the session inherited %s", k)
+			}
+		}
+		if _, err := v.svc.Identity.Authenticate(context.Background(), vars["ATRIUM_TOKEN"], ""); err == nil {
+			t.Error("the session's token still works after it ended")
+		}
+	})
+}
+
+// Stopping a session ends its whole process group, a forked child that
+// ignores SIGTERM included.
+func TestStoppingASessionEndsItsGroup(t *testing.T) {
+	v := newEnv(t, store.SQLite)
+	script := `trap '' TERM; sleep 1000 & echo "child $!"; while :; do sleep 1; done`
+	if _, err := v.svc.Agents.SetAgent(v.admin, agents.AgentRequest{Handle: "stubborn", Command: "/bin/sh", Args: []string{"-c", script}}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := v.svc.Agents.Start(v.admin, agents.StartRequest{Agent: "stubborn"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.PID == 0 || s.State != agents.StateRunning {
+		t.Fatalf("started as %+v", s)
+	}
+	pgid := s.PID
+	deadline := time.Now().Add(10 * time.Second)
+	for len(groupMembers(pgid)) < 3 { // the shell, its sleep and the guardian
+		if time.Now().After(deadline) {
+			t.Fatalf("the session's group is %v", groupMembers(pgid))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s, err = v.svc.Agents.Stop(v.admin, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.State != agents.StateStopped {
+		t.Fatalf("stopped as %s", s.State)
+	}
+	if left := groupMembers(pgid); len(left) > 0 {
+		t.Errorf("processes of the session's group are left: %v", left)
+	}
+}
+
+// groupMembers lists the processes of group pgid.
+func groupMembers(pgid int) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		f := strings.Fields(s[i+1:])
+		if len(f) > 2 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// Only admins configure agents; readers start nothing; one session per
+// agent and task; a folder in the way of the worktree stops the start, and
+// nothing runs in the main checkout.
+func TestSessionRules(t *testing.T) {
+	v := newEnv(t, store.SQLite)
+	writer := servicestest.Agent(t, v.svc, "wendy", "")
+	wctx := atrium.NewContextWithActor(context.Background(), writer)
+	if _, err := v.svc.Agents.SetAgent(wctx, agents.AgentRequest{Handle: "x", Preset: "shell"}); atrium.ErrorCode(err) != atrium.EPermission {
+		t.Errorf("a writer configured an agent: %v", err)
+	}
+	if _, err := v.svc.Agents.SetAgent(v.admin, agents.AgentRequest{Handle: "x", Preset: "nope"}); atrium.ErrorCode(err) != atrium.EInvalid {
+		t.Errorf("an unknown preset: %v", err)
+	}
+	repo := gitRepo(t)
+	if _, err := v.svc.Agents.SetAgent(v.admin, agents.AgentRequest{Handle: "sleeper", Command: "/bin/sh", Args: []string{"-c", "sleep 1000"}, Repo: repo}); err != nil {
+		t.Fatal(err)
+	}
+	task, err := v.svc.Tasks.Create(v.admin, tasks.CreateRequest{Fields: tasks.Fields{Title: new("Twice")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := v.svc.Agents.Start(wctx, agents.StartRequest{Agent: "sleeper", Task: task.Number})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.svc.Agents.Start(wctx, agents.StartRequest{Agent: "sleeper", Task: task.Number}); atrium.ErrorCode(err) != atrium.EConflict {
+		t.Errorf("a second session on the same task: %v", err)
+	}
+	if _, err := v.svc.Agents.Stop(wctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	// A folder that is not the worktree, where the next one would go.
+	other, err := v.svc.Tasks.Create(v.admin, tasks.CreateRequest{Fields: tasks.Fields{Title: new("Blocked folder")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(filepath.Dir(repo), strconv.FormatInt(other.Number, 10)+"-blocked-folder"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.svc.Agents.Start(wctx, agents.StartRequest{Agent: "sleeper", Task: other.Number}); atrium.ErrorCode(err) != atrium.EConflict {
+		t.Errorf("a start over a folder that is not its worktree: %v", err)
+	}
+	list, err := v.svc.Agents.Sessions(wctx, 10)
+	if err != nil || len(list) != 1 {
+		t.Errorf("sessions %+v, %v; want only the first (nothing started over the folder)", list, err)
+	}
+}
