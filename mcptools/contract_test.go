@@ -21,7 +21,7 @@ func TestResultsMatchListedSchemas(t *testing.T) {
 	ctx := context.Background()
 	svc := servicestest.MustOpen(t, store.SQLite, nil)
 	a := servicestest.Agent(t, svc, "contract", "")
-	srv, err := mcpserver.New(mcpserver.Config{Toolsets: all, Actor: a, Services: svc, LocalFiles: t.TempDir()})
+	srv, err := mcpserver.New(mcpserver.Config{Toolsets: all, Enable: []string{"all", "agents"}, Actor: a, Services: svc, LocalFiles: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,6 +137,9 @@ func TestResultsMatchListedSchemas(t *testing.T) {
 		{"get_desk", map[string]any{"handle": "ghost"}, "not_found"},
 		{"archive_progress", nil, ""},
 		{"archive_todo", map[string]any{"id": "$todo"}, ""},
+		{"agent_sessions", nil, ""},
+		{"agent_start", map[string]any{"agent": "ghost"}, "unavailable"}, // this server runs no sessions
+		{"agent_stop", map[string]any{"session_id": "ses_missing"}, "not_found"},
 	}
 	called := map[string]bool{}
 	for _, c := range calls {

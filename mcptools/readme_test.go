@@ -38,7 +38,7 @@ func readmeTables(t *testing.T) map[string]bool {
 // does not: its toolset table and its tool tables are what people read to
 // configure clients. The conformance fixtures are documented as a toolset only.
 func TestReadmeNamesEveryTool(t *testing.T) {
-	s, err := mcpserver.New(mcpserver.Config{Toolsets: all, Enable: []string{"all", "gateway", conformance.Name}})
+	s, err := mcpserver.New(mcpserver.Config{Toolsets: all, Enable: []string{"all", "gateway", "agents", conformance.Name}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 // everyTool is every tool of every toolset, the opt-in ones included.
 func everyTool(t *testing.T) []*mcpserver.Tool {
 	t.Helper()
-	s, err := mcpserver.New(mcpserver.Config{Toolsets: all, Enable: []string{"all", "conformance", "gateway"}})
+	s, err := mcpserver.New(mcpserver.Config{Toolsets: all, Enable: []string{"all", "conformance", "gateway", "agents"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestToolsetSelection(t *testing.T) {
 // Building a server registers every tool with the SDK, and every tool's input
 // schema must resolve, as its first call will: better here than at a user's.
 func TestEveryToolRegisters(t *testing.T) {
-	s, err := mcpserver.New(mcpserver.Config{Toolsets: all, Enable: []string{"all", "conformance", "gateway"}})
+	s, err := mcpserver.New(mcpserver.Config{Toolsets: all, Enable: []string{"all", "conformance", "gateway", "agents"}})
 	if err != nil {
 		t.Fatal(err)
 	}
