@@ -273,3 +273,66 @@ func TestSessionRules(t *testing.T) {
 		t.Errorf("sessions %+v, %v; want only the first (nothing started over the folder)", list, err)
 	}
 }
+
+// A viewer that stops reading is dropped, and neither the agent nor the
+// other viewers wait for it: the agent's 8 MB of output all reach the
+// viewer that reads, in order.
+func TestAStalledViewerSlowsNoOne(t *testing.T) {
+	v := newEnv(t, store.SQLite)
+	// Waits for its go-ahead (a line typed in), then writes 8 MB.
+	script := `read go; head -c 8000000 /dev/zero | tr '\0' 'a'; echo; echo END; sleep 1000`
+	if _, err := v.svc.Agents.SetAgent(v.admin, agents.AgentRequest{Handle: "loud", Command: "/bin/sh", Args: []string{"-c", script}}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := v.svc.Agents.Start(v.admin, agents.StartRequest{Agent: "loud"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stalled, _, _, err := v.svc.Agents.Attach(v.admin, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader, replay, _, err := v.svc.Agents.Attach(v.admin, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reader.TakeControl(); err != nil {
+		t.Fatal(err)
+	}
+	if err := stalled.Input([]byte("x\r")); atrium.ErrorCode(err) != atrium.EPermission {
+		t.Errorf("a viewer without control typed: %v", err)
+	}
+	if err := reader.Input([]byte("go\r")); err != nil {
+		t.Fatal(err)
+	}
+	got := len(replay)
+	as := 0
+	deadline := time.After(60 * time.Second)
+	for done := false; !done; {
+		select {
+		case f, ok := <-reader.C:
+			if !ok {
+				t.Fatalf("the reading viewer was dropped after %d bytes", got)
+			}
+			got += len(f.Output)
+			as += strings.Count(string(f.Output), "a")
+			done = strings.Contains(string(f.Output), "END")
+		case <-deadline:
+			t.Fatalf("the reading viewer got %d bytes (%d of 8000000 a's), not the end", got, as)
+		}
+	}
+	if as != 8000000 {
+		t.Errorf("the reading viewer got %d a's, want 8000000: output lost or repeated", as)
+	}
+	// The stalled one was let go once its buffer filled.
+	n := 0
+	for range stalled.C {
+		n++
+	}
+	if n >= 300 {
+		t.Errorf("the stalled viewer held %d frames", n)
+	}
+	if _, err := v.svc.Agents.Stop(v.admin, s.ID); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -56,6 +56,7 @@ type run struct {
 	release func()
 	pgid    int
 	out     *ring
+	vs      viewers
 	script  *transcript
 	done    chan struct{} // closed once the process is reaped and its group ended
 	ended   chan struct{} // closed once its end is recorded (supervise)
@@ -98,7 +99,7 @@ func (r *Runner) startProcess(uid string, argv, env []string, dir string, size *
 		return nil, err
 	}
 	ru := &run{uid: uid, cmd: cmd, tty: tty, release: release, pgid: cmd.Process.Pid, out: newRing(cmp(r.cfg.RingBytes, defaultRing)),
-		script: script, done: make(chan struct{}), ended: make(chan struct{}), grace: time.Duration(cmp(int(r.cfg.StopGrace), int(defaultGrace)))}
+		vs: viewers{set: map[*Viewer]struct{}{}}, script: script, done: make(chan struct{}), ended: make(chan struct{}), grace: time.Duration(cmp(int(r.cfg.StopGrace), int(defaultGrace)))}
 	go ru.pump()
 	return ru, nil
 }
@@ -139,7 +140,7 @@ func (ru *run) pump() {
 	for {
 		n, err := ru.tty.Read(buf)
 		if n > 0 {
-			ru.out.Write(buf[:n])
+			ru.output(buf[:n])
 			ru.script.Write(buf[:n])
 		}
 		if err != nil {

@@ -232,6 +232,7 @@ func (s *Service) supervise(row store.AgentSessionRow, ag Agent, wt worktree, ru
 		cancel()
 	}
 	s.setState(row, state, reason, &code, true)
+	ru.endViewers(state)
 	close(ru.ended)
 }
 

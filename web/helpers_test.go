@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/agents"
 	"github.com/atrium-hq/atrium/authn"
 	"github.com/atrium-hq/atrium/gateway"
 	"github.com/atrium-hq/atrium/identity"
@@ -68,6 +69,11 @@ func newSiteWithGateway(tb testing.TB, servers map[string]any) *site {
 	db := storetest.MustOpen(tb, store.SQLite, &store.Options{Conns: 4})
 	svc := servicestest.Over(tb, db)
 	ids, docs, rev := svc.Identity, svc.Pages, svc.Review
+	// The server runs agent sessions, as atrium serve does.
+	if err := svc.Agents.Enable(context.Background(), agents.RunnerConfig{DataDir: tb.TempDir(), URL: "http://127.0.0.1:1", Binary: "/bin/true", Replica: "web-test"}); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(svc.Agents.Shutdown)
 	secret, _, err := ids.CreateToken(context.Background(), identity.TokenRequest{Principal: "dede", Workspace: atrium.DefaultWorkspace, Role: atrium.RoleAdmin})
 	if err != nil {
 		tb.Fatal(err)

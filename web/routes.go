@@ -90,6 +90,14 @@ func (h *Handler) routes(route func(pattern string, fn http.HandlerFunc, signedI
 	route("POST /desk/progress", h.deskAddProgress, true)
 	route("POST /desk/progress/archive", h.deskArchiveProgress, true)
 
+	// Agents and their sessions' terminals.
+	route("GET /agents", h.agentsPage, true)
+	route("POST /agents/start", h.startAgent, true)
+	route("GET /sessions/{id}", h.sessionPage, true)
+	route("POST /sessions/{id}/stop", h.stopSession, true)
+	route("GET /sessions/{id}/transcript", h.sessionTranscript, true)
+	route("GET /sessions/{id}/terminal", h.sessionTerminal, true)
+
 	route("GET /admin", h.admin, true)
 	route("POST /admin/tokens", h.adminCreateToken, true)
 	route("POST /admin/tokens/{id}/revoke", h.adminRevokeToken, true)

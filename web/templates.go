@@ -17,7 +17,7 @@ var templateFS embed.FS
 var pageNames = []string{
 	"index", "login", "logout", "error",
 	"page", "edit", "history", "delete", "new", "tree", "trash", "search", "activity",
-	"tasks", "task", "inbox", "desk", "admin", "gateway",
+	"tasks", "task", "inbox", "desk", "admin", "gateway", "agents", "session",
 }
 
 // partials are what pages share: the layout, and the pieces a page holds
@@ -43,6 +43,7 @@ var funcs = template.FuncMap{
 	"actionURL": actionURL,
 	"folderURL": folderURL,
 	"kb":        kb,
+	"kb64":      func(n int64) string { return kb(int(n)) },
 	"browser":   browserName,
 	"who":       func(handle string, t atrium.AuthorType) who { return who{handle, t} },
 	"join":      strings.Join,

@@ -18,7 +18,9 @@
   function about(ev) {
     try {
       var e = JSON.parse(ev.data), p = e.payload || {};
+      // "kind:agent.": events of those kinds (the agents page);
       // "#*": any task (the board, the inbox); "#12": task 12.
+      if (path.indexOf("kind:") === 0) return String(e.kind).indexOf(path.slice(5)) === 0;
       if (path === "#*") return typeof e.subject === "string" && e.subject.charAt(0) === "#";
       return e.subject === path || p.path === path || p.from === path || p.doc_path === path ||
         (path.slice(-1) === "/" && ("Desks/" + p.desk + "/" === path || String(p.path).indexOf(path) === 0)); // a folder: its pages; a desk's: its todos and log too
