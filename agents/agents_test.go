@@ -27,7 +27,7 @@ type env struct {
 	data  string
 }
 
-func newEnv(t *testing.T, e store.Engine) *env {
+func newEnv(t testing.TB, e store.Engine) *env {
 	t.Helper()
 	svc := servicestest.MustOpen(t, e, &store.Options{Conns: 4})
 	secret, _, err := svc.Identity.CreateToken(context.Background(), identity.TokenRequest{Principal: "ada", Workspace: atrium.DefaultWorkspace, Role: atrium.RoleAdmin})
@@ -48,7 +48,7 @@ func newEnv(t *testing.T, e store.Engine) *env {
 
 // gitRepo is a repository with one commit on main, in a folder of its own
 // (its worktrees go beside it).
-func gitRepo(t *testing.T) string {
+func gitRepo(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "repo")
 	run := func(args ...string) {
@@ -71,7 +71,7 @@ func gitRepo(t *testing.T) string {
 	return dir
 }
 
-func git(t *testing.T, dir string, args ...string) string {
+func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
 	if err != nil {
