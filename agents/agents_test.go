@@ -336,3 +336,72 @@ func TestAStalledViewerSlowsNoOne(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A writer sees what a session changed, merges it into the default branch
+// (checked first: a conflict is reported, nothing forced), and removes its
+// worktree (kept while it has uncommitted changes, unless forced).
+func TestDiffMergeAndRemove(t *testing.T) {
+	v := newEnv(t, store.SQLite)
+	repo := gitRepo(t)
+	if _, err := v.svc.Agents.SetAgent(v.admin, agents.AgentRequest{Handle: "writer", Command: "/bin/sh", Args: []string{"-c", `echo "# Feature" > FEATURE.md; echo "changed by the agent" > README.md`}, Repo: repo}); err != nil {
+		t.Fatal(err)
+	}
+	start := func(title string) agents.Session {
+		task, err := v.svc.Tasks.Create(v.admin, tasks.CreateRequest{Fields: tasks.Fields{Title: new(title)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := v.svc.Agents.Start(v.admin, agents.StartRequest{Agent: "writer", Task: task.Number})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.ended(t, s.ID)
+	}
+	one := start("One")
+	diff, cut, err := v.svc.Agents.Diff(v.admin, one.ID)
+	if err != nil || cut || !strings.Contains(diff, "+# Feature") || !strings.Contains(diff, "+changed by the agent") {
+		t.Fatalf("diff %q (cut %v), %v", diff, cut, err)
+	}
+	// A second session changes README.md too, from the same base.
+	two := start("Two")
+	if _, err := v.svc.Agents.Merge(v.admin, one.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := git(t, repo, "show", "main:FEATURE.md"); got != "# Feature" {
+		t.Errorf("main has FEATURE.md %q after the merge", got)
+	}
+	// Now main's README.md differs from what two's branch started from.
+	if err := os.WriteFile(filepath.Join(repo, "README.md"), []byte("a person's README\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, repo, "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qam", "a person's change")
+	before := git(t, repo, "rev-parse", "main")
+	_, err = v.svc.Agents.Merge(v.admin, two.ID)
+	if atrium.ErrorCode(err) != atrium.EConflict || !strings.Contains(err.Error(), "README.md") {
+		t.Errorf("merging a conflicting branch: %v; want a conflict naming README.md", err)
+	}
+	if after := git(t, repo, "rev-parse", "main"); after != before || git(t, repo, "status", "--porcelain") != "" {
+		t.Errorf("a refused merge changed the checkout: %s → %s", before, after)
+	}
+	// Uncommitted changes keep a worktree, unless forced.
+	if err := os.WriteFile(filepath.Join(two.Dir, "WIP.md"), []byte("wip"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.svc.Agents.RemoveWorktree(v.admin, two.ID, false); atrium.ErrorCode(err) != atrium.EConflict {
+		t.Errorf("removing a worktree with uncommitted changes: %v", err)
+	}
+	if err := v.svc.Agents.RemoveWorktree(v.admin, two.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.svc.Agents.RemoveWorktree(v.admin, one.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []agents.Session{one, two} {
+		if _, err := os.Stat(s.Dir); !os.IsNotExist(err) {
+			t.Errorf("the worktree %s is still there: %v", s.Dir, err)
+		}
+	}
+	if got := git(t, repo, "branch", "--list", two.Branch); got == "" {
+		t.Error("removing the worktree removed its branch")
+	}
+}

@@ -14,7 +14,8 @@ import (
 )
 
 // git runs git in dir with a bounded time and no prompt for credentials,
-// and returns its trimmed output; a failure says what git said.
+// and returns its trimmed output (also when it fails); a failure says what
+// git said.
 func git(ctx context.Context, dir string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -27,7 +28,7 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 		if msg == "" {
 			msg = err.Error()
 		}
-		return "", fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+		return strings.TrimSpace(out.String()), fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
 	}
 	return strings.TrimSpace(out.String()), nil
 }

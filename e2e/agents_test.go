@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -102,6 +104,22 @@ func TestAgentSessionThroughTheBinary(t *testing.T) {
 	if who, err := os.ReadFile(filepath.Join(filepath.Dir(repo), "whoami-"+id)); err != nil || !strings.Contains(string(who), `"handle": "duc"`) {
 		t.Errorf("atrium mcp inside the session answered whoami with %s (%v); want @duc", who, err)
 	}
+	// The session's page shows what it changed, and merges it into main.
+	page := webGet(t, srv.URL+"/sessions/"+id, srv.AdminToken)
+	if !strings.Contains(page, "DONE.md") || !strings.Contains(page, "Merge into main") {
+		t.Errorf("the session's page shows no diff of DONE.md:\n%.2000s", page)
+	}
+	form, _ := http.NewRequest("POST", srv.URL+"/sessions/"+id+"/merge", nil)
+	form.Header.Set("Authorization", "Bearer "+srv.AdminToken)
+	form.Header.Set("Origin", srv.URL)
+	res, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(form)
+	if err != nil || res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("merge: %v %v", err, res)
+	}
+	res.Body.Close()
+	if out, err := exec.Command("git", "-C", repo, "show", "main:DONE.md").CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "done" {
+		t.Errorf("main lacks the merged work: %v %s", err, out)
+	}
 	token, err := os.ReadFile(filepath.Join(filepath.Dir(repo), "token-"+id))
 	if err != nil {
 		t.Fatal(err)
@@ -158,4 +176,21 @@ func TestKillingAtriumEndsItsSessions(t *testing.T) {
 	if s := sessionOf(t, cs, id); s["state"] != "failed" {
 		t.Errorf("after a restart the session is %v, want failed", s)
 	}
+}
+
+// webGet reads a browser page with a bearer token.
+func webGet(t *testing.T, url, token string) string {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 {
+		t.Fatalf("GET %s: %d\n%s", url, res.StatusCode, b)
+	}
+	return string(b)
 }

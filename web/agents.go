@@ -79,6 +79,10 @@ type sessionView struct {
 	view
 	agents.Session
 	Live bool // this replica runs it: the terminal can be opened
+	// Diff is what an ended session's branch changed against its base.
+	Diff    string
+	DiffCut bool
+	Merged  string // the merge commit, after a merge
 }
 
 func (h *Handler) sessionPage(w http.ResponseWriter, r *http.Request) {
@@ -91,7 +95,12 @@ func (h *Handler) renderSession(w http.ResponseWriter, r *http.Request, failed e
 		h.fail(w, r, err)
 		return
 	}
-	v := &sessionView{Session: s, Live: s.PID != 0}
+	v := &sessionView{Session: s, Live: s.PID != 0, Merged: r.URL.Query().Get("merged")}
+	if s.Branch != "" && !s.EndedAt.IsZero() {
+		if v.Diff, v.DiffCut, err = h.Services.Agents.Diff(r.Context(), s.ID); err != nil && atrium.ErrorCode(err) != atrium.EPermission {
+			v.Diff = "" // the branch or the repository may be gone: the page says the rest
+		}
+	}
 	if failed != nil {
 		h.renderError(w, r, failed, "session", v)
 		return
@@ -101,6 +110,25 @@ func (h *Handler) renderSession(w http.ResponseWriter, r *http.Request, failed e
 
 func (h *Handler) stopSession(w http.ResponseWriter, r *http.Request) {
 	if _, err := h.Services.Agents.Stop(r.Context(), r.PathValue("id")); err != nil {
+		h.renderSession(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/sessions/"+url.PathEscape(r.PathValue("id")), http.StatusSeeOther)
+}
+
+// mergeSession merges an ended session's branch into its base branch.
+func (h *Handler) mergeSession(w http.ResponseWriter, r *http.Request) {
+	head, err := h.Services.Agents.Merge(r.Context(), r.PathValue("id"))
+	if err != nil {
+		h.renderSession(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/sessions/"+url.PathEscape(r.PathValue("id"))+"?merged="+url.QueryEscape(head), http.StatusSeeOther)
+}
+
+// removeWorktree removes an ended session's worktree.
+func (h *Handler) removeWorktree(w http.ResponseWriter, r *http.Request) {
+	if err := h.Services.Agents.RemoveWorktree(r.Context(), r.PathValue("id"), r.PostFormValue("force") == "1"); err != nil {
 		h.renderSession(w, r, err)
 		return
 	}

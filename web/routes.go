@@ -95,6 +95,8 @@ func (h *Handler) routes(route func(pattern string, fn http.HandlerFunc, signedI
 	route("POST /agents/start", h.startAgent, true)
 	route("GET /sessions/{id}", h.sessionPage, true)
 	route("POST /sessions/{id}/stop", h.stopSession, true)
+	route("POST /sessions/{id}/merge", h.mergeSession, true)
+	route("POST /sessions/{id}/remove-worktree", h.removeWorktree, true)
 	route("GET /sessions/{id}/transcript", h.sessionTranscript, true)
 	route("GET /sessions/{id}/terminal", h.sessionTerminal, true)
 
