@@ -194,3 +194,39 @@ func webGet(t *testing.T, url, token string) string {
 	}
 	return string(b)
 }
+
+// atrium agent attach shows a session's terminal from a terminal: the
+// first key takes control, the typed line reaches the process, Ctrl-]
+// detaches and the session goes on.
+func TestAgentAttachFromTheCLI(t *testing.T) {
+	srv := startServe(t, "")
+	if out, errOut, code := srv.cli(t, nil, "agent", "add", "echoer", "--command", "/bin/cat"); code != 0 {
+		t.Fatalf("agent add: %d\n%s%s", code, out, errOut)
+	}
+	cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "")
+	id, _ := structured(t, callTool(t, cs, "agent_start", map[string]any{"agent": "echoer"}))["session_id"].(string)
+	cmd := exec.Command(binary, "agent", "attach", id, "--url", srv.MCP())
+	cmd.Env = append(cleanEnv(), "ATRIUM_TOKEN="+srv.AdminToken)
+	stdin, _ := cmd.StdinPipe()
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	io.WriteString(stdin, "hello from the cli\n")
+	deadline := time.Now().Add(20 * time.Second)
+	for strings.Count(out.String(), "hello from the cli") < 2 { // the echo, and cat's answer
+		if time.Now().After(deadline) {
+			t.Fatalf("the typed line did not come back\nstdout %q\nstderr %s", out, errOut)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	io.WriteString(stdin, "\x1d")
+	if err := cmd.Wait(); err != nil || !strings.Contains(errOut.String(), "detached; the session goes on") {
+		t.Errorf("attach ended with %v\n%s", err, errOut)
+	}
+	if s := sessionOf(t, cs, id); s["state"] != "running" {
+		t.Errorf("after a detach the session is %v, want running", s["state"])
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/agents"
+	"github.com/atrium-hq/atrium/authn"
 )
 
 // agentsView is /agents: the workspace's agents and their sessions.
@@ -171,7 +172,10 @@ const termWriteTimeout = 10 * time.Second
 func (h *Handler) sessionTerminal(w http.ResponseWriter, r *http.Request) {
 	v, replay, writer, err := h.Services.Agents.Attach(r.Context(), r.PathValue("id"))
 	if err != nil {
-		h.fail(w, r, err)
+		// Before the upgrade: a plain answer a terminal client can print.
+		code := h.errorCode(r, err)
+		w.Header().Set("X-Atrium-Error-Code", code)
+		http.Error(w, atrium.ErrorMessage(err), authn.Status(code))
 		return
 	}
 	defer v.Detach()

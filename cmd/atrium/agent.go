@@ -118,7 +118,7 @@ the server, which supervises them, so that they outlive this command and not the
 	}
 	start.Flags().Int64Var(&task, "task", 0, "the task it works on")
 	start.Flags().StringVar(&url, "url", os.Getenv("ATRIUM_URL"), "the running server's MCP endpoint (env ATRIUM_URL; token in ATRIUM_TOKEN)")
-	cmd.AddCommand(add, list, rm, start)
+	cmd.AddCommand(add, list, rm, start, newAgentAttachCmd(g))
 	return cmd
 }
 
