@@ -2,11 +2,13 @@ package agents_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -403,5 +405,104 @@ func TestDiffMergeAndRemove(t *testing.T) {
 	}
 	if got := git(t, repo, "branch", "--list", two.Branch); got == "" {
 		t.Error("removing the worktree removed its branch")
+	}
+}
+
+// The terminal's size reaches the process (SIGWINCH), and Ctrl-C typed in
+// it interrupts the process as in any terminal.
+func TestResizeAndInterrupt(t *testing.T) {
+	v := newEnv(t, store.SQLite)
+	script := `trap 'echo "size $(stty size)"' WINCH; echo ready; while :; do sleep 0.05; done`
+	if _, err := v.svc.Agents.SetAgent(v.admin, agents.AgentRequest{Handle: "tty", Command: "/bin/sh", Args: []string{"-c", script}}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := v.svc.Agents.Start(v.admin, agents.StartRequest{Agent: "tty"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewer, replay, _, err := v.svc.Agents.Attach(v.admin, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := viewer.Resize(30, 100); atrium.ErrorCode(err) != atrium.EPermission {
+		t.Errorf("a viewer without control resized: %v", err)
+	}
+	if err := viewer.TakeControl(); err != nil {
+		t.Fatal(err)
+	}
+	seen := string(replay)
+	wait := func(want string) {
+		t.Helper()
+		deadline := time.After(20 * time.Second)
+		for !strings.Contains(seen, want) {
+			select {
+			case f, ok := <-viewer.C:
+				if !ok {
+					t.Fatalf("the viewer was let go before %q; it saw %q", want, seen)
+				}
+				seen += string(f.Output)
+				if f.Ended {
+					seen += "[ended " + f.State + "]"
+				}
+			case <-deadline:
+				t.Fatalf("no %q in %q", want, seen)
+			}
+		}
+	}
+	wait("ready")
+	if err := viewer.Resize(30, 100); err != nil {
+		t.Fatal(err)
+	}
+	wait("size 30 100")
+	if err := viewer.Input([]byte{3}); err != nil { // Ctrl-C
+		t.Fatal(err)
+	}
+	s = v.ended(t, s.ID)
+	if s.State != agents.StateExited || s.ExitCode == nil || *s.ExitCode != 130 {
+		t.Errorf("after Ctrl-C the session is %s (%v), want exited by SIGINT (130)", s.State, s.ExitCode)
+	}
+}
+
+// Twenty sessions run at once, and stop, leaving nothing behind.
+func TestTwentySessionsAtOnce(t *testing.T) {
+	v := newEnv(t, store.SQLite)
+	if _, err := v.svc.Agents.SetAgent(v.admin, agents.AgentRequest{Handle: "many", Command: "/bin/sh", Args: []string{"-c", "sleep 1000 & sleep 1000"}}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	ids := make([]agents.Session, 20)
+	for i := range ids {
+		wg.Go(func() {
+			task, err := v.svc.Tasks.Create(v.admin, tasks.CreateRequest{Fields: tasks.Fields{Title: new(fmt.Sprintf("Task %d", i))}})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if ids[i], err = v.svc.Agents.Start(v.admin, agents.StartRequest{Agent: "many", Task: task.Number}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for _, s := range ids {
+		if s.State != agents.StateRunning {
+			t.Fatalf("a session started as %+v", s)
+		}
+	}
+	for _, s := range ids {
+		wg.Go(func() {
+			if _, err := v.svc.Agents.Stop(v.admin, s.ID); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	for _, s := range ids {
+		if left := groupMembers(s.PID); len(left) > 0 {
+			t.Errorf("session %s left %v", s.ID, left)
+		}
 	}
 }

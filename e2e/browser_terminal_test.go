@@ -58,12 +58,18 @@ func typeLine(text string) chromedp.Action[chromedp.Void] {
 // sees who has control and cannot type.
 func TestBrowserSessionTerminal(t *testing.T) {
 	srv := startServe(t, "")
-	if out, errOut, code := srv.cli(t, nil, "agent", "add", "echoer", "--command", "/bin/cat"); code != 0 {
-		t.Fatalf("agent add: %d\n%s%s", code, out, errOut)
-	}
 	b := newBrowser(t)
-	b.do("sign in and start the agent",
+	b.do("sign in and add the agent as an admin",
 		chromedp.Navigate(srv.URL+"/login?token="+srv.AdminToken), chromedp.WaitVisible(chromedp.CSS(".who")),
+		chromedp.Navigate(srv.URL+"/admin/agents"), chromedp.WaitVisible(chromedp.CSS(`details.set-agent form`)),
+		chromedp.SetValue(chromedp.CSS(`input[name="handle"]`), "echoer"),
+		chromedp.SetValue(chromedp.CSS(`input[name="command"]`), "/bin/cat"),
+		chromedp.Click(chromedp.CSS(`details.set-agent button`)),
+		chromedp.WaitVisible(chromedp.CSS(`table.agents`)))
+	if row := read(b, "the agent's row", chromedp.Text(chromedp.CSS(`table.agents tbody tr`))); !strings.Contains(row, "@echoer") || !strings.Contains(row, "/bin/cat") || !strings.Contains(row, "not connected") {
+		t.Fatalf("the agents table shows %q", row)
+	}
+	b.do("start the agent",
 		chromedp.Navigate(srv.URL+"/agents"), chromedp.WaitVisible(chromedp.CSS(`form.start-agent`)),
 		chromedp.Click(chromedp.CSS(`form.start-agent button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#terminal .xterm`)))

@@ -24,15 +24,64 @@ type agentsView struct {
 	Sessions  []agents.Session
 	LastEvent int64
 	Form      url.Values // the start form as sent, kept when it was refused
+	// Connected says, by handle, over what an agent's MCP connection is
+	// up now (001: a dropped connection shows).
+	Connected map[string]string
+	// Admin shows the form that adds and changes agents (/admin/agents).
+	Admin   bool
+	Presets []string
 }
 
 func (h *Handler) agentsPage(w http.ResponseWriter, r *http.Request) {
 	h.renderAgents(w, r, nil, nil)
 }
 
+// adminAgents is /agents with the form that adds and changes agents.
+func (h *Handler) adminAgents(w http.ResponseWriter, r *http.Request) {
+	if a := atrium.ActorFromContext(r.Context()); a == nil || a.Role != atrium.RoleAdmin {
+		h.fail(w, r, atrium.Errorf(atrium.EPermission, "only admins configure agents: a preset runs programs on the server's host"))
+		return
+	}
+	h.renderAgents(w, r, nil, nil)
+}
+
+// setAgent adds or changes an agent from the admin form.
+func (h *Handler) setAgent(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		h.fail(w, r, atrium.Errorf(atrium.EInvalid, "the form could not be read: %v", err))
+		return
+	}
+	f := r.PostForm
+	req := agents.AgentRequest{Handle: f.Get("handle"), Preset: f.Get("preset"), Command: strings.TrimSpace(f.Get("command")), Repo: strings.TrimSpace(f.Get("repo"))}
+	if req.Command != "" {
+		req.Preset = ""
+	}
+	for line := range strings.Lines(f.Get("args")) {
+		if a := strings.TrimRight(line, "\r\n"); a != "" {
+			req.Args = append(req.Args, a)
+		}
+	}
+	if _, err := h.Services.Agents.SetAgent(r.Context(), req); err != nil {
+		h.renderAgents(w, r, f, err)
+		return
+	}
+	http.Redirect(w, r, "/admin/agents", http.StatusSeeOther)
+}
+
+// removeAgent removes an agent's launch settings.
+func (h *Handler) removeAgent(w http.ResponseWriter, r *http.Request) {
+	if err := h.Services.Agents.RemoveAgent(r.Context(), r.PathValue("handle")); err != nil {
+		h.renderAgents(w, r, nil, err)
+		return
+	}
+	http.Redirect(w, r, "/admin/agents", http.StatusSeeOther)
+}
+
 func (h *Handler) renderAgents(w http.ResponseWriter, r *http.Request, form url.Values, failed error) {
 	ctx := r.Context()
-	v := &agentsView{Form: form}
+	a := atrium.ActorFromContext(ctx)
+	v := &agentsView{Form: form, Connected: map[string]string{}, Presets: agents.PresetNames(),
+		Admin: a != nil && a.Role == atrium.RoleAdmin && strings.HasPrefix(r.URL.Path, "/admin/")}
 	var err error
 	if v.LastEvent, err = h.Services.Activity.Latest(ctx); err != nil {
 		h.fail(w, r, err)
@@ -45,6 +94,14 @@ func (h *Handler) renderAgents(w http.ResponseWriter, r *http.Request, form url.
 	if v.Sessions, err = h.Services.Agents.Sessions(ctx, 50); err != nil {
 		h.fail(w, r, err)
 		return
+	}
+	present, err := h.Services.Tasks.Sessions(ctx)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	for _, p := range present.Sessions {
+		v.Connected[p.Principal] = p.Transport
 	}
 	if failed != nil {
 		h.renderError(w, r, failed, "agents", v)

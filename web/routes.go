@@ -100,6 +100,10 @@ func (h *Handler) routes(route func(pattern string, fn http.HandlerFunc, signedI
 	route("GET /sessions/{id}/transcript", h.sessionTranscript, true)
 	route("GET /sessions/{id}/terminal", h.sessionTerminal, true)
 
+	route("GET /admin/agents", h.adminAgents, true)
+	route("POST /admin/agents", h.setAgent, true)
+	route("POST /admin/agents/{handle}/remove", h.removeAgent, true)
+
 	route("GET /admin", h.admin, true)
 	route("POST /admin/tokens", h.adminCreateToken, true)
 	route("POST /admin/tokens/{id}/revoke", h.adminRevokeToken, true)
