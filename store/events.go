@@ -565,7 +565,6 @@ type broker struct {
 type subscription struct {
 	b      *broker
 	ch     chan atrium.Event
-	once   sync.Once
 	behind bool // dropped for falling behind
 }
 
