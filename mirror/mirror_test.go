@@ -472,3 +472,59 @@ func TestNewFolderGetsEveryPage(t *testing.T) {
 		}
 	})
 }
+
+// A plain mv in the folder is a page move: the store rewrites the moved
+// page's relative links and writes them back to the file, which still holds
+// the text the mirror synced, so no conflict copy is left (issue 23.5).
+func TestFolderMoveWithRelativeLinksIsNoConflict(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := newEnv(t, e)
+		v.start()
+		v.writeFile("Home.md", "# Home\n")
+		v.writeFile("Ref/Target.md", "# Target\n\nBack [home](../Home.md).\n")
+		v.writeFile("Guide.md", "# Guide\n\nSee [the target](Ref/Target.md).\n")
+		v.eventually("files become pages", func() bool {
+			_, a := v.page("Ref/Target.md")
+			_, b := v.page("Guide.md")
+			_, c := v.page("Home.md")
+			return a && b && c
+		})
+		if err := os.MkdirAll(filepath.Join(v.dir, "Deep"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(v.dir, "Guide.md"), filepath.Join(v.dir, "Deep", "Guide.md")); err != nil {
+			t.Fatal(err)
+		}
+		want := "# Guide\n\nSee [the target](../Ref/Target.md).\n"
+		v.eventually("the move is a page move with its link rewritten", func() bool {
+			_, old := v.page("Guide.md")
+			p, ok := v.page("Deep/Guide.md")
+			return !old && ok && p.Content == want
+		})
+		v.eventually("the rewritten page is in the file", func() bool { c, _ := v.file("Deep/Guide.md"); return c == want })
+		// A whole folder moved: each page in it moves, links in and out follow.
+		if err := os.MkdirAll(filepath.Join(v.dir, "Archive"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(v.dir, "Ref"), filepath.Join(v.dir, "Archive", "Ref")); err != nil {
+			t.Fatal(err)
+		}
+		wantTarget := "# Target\n\nBack [home](../../Home.md).\n"
+		wantGuide := "# Guide\n\nSee [the target](../Archive/Ref/Target.md).\n"
+		v.eventually("the folder move reaches the store and comes back rewritten", func() bool {
+			tf, _ := v.file("Archive/Ref/Target.md")
+			gf, _ := v.file("Deep/Guide.md")
+			tp, _ := v.page("Archive/Ref/Target.md")
+			return tf == wantTarget && gf == wantGuide && tp.Content == wantTarget
+		})
+		if c := v.m.Conflicts(); len(c) != 0 {
+			t.Errorf("a move in the folder left conflicts: %+v", c)
+		}
+		filepath.WalkDir(v.dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && strings.Contains(d.Name(), ".conflict-") {
+				t.Errorf("conflict copy left: %s", p)
+			}
+			return nil
+		})
+	})
+}
