@@ -528,3 +528,42 @@ func TestFolderMoveWithRelativeLinksIsNoConflict(t *testing.T) {
 		})
 	})
 }
+
+// A store write replaces the file in one step: an editor or a watcher never
+// finds the path missing, as it did while the old file was moved aside and
+// the new one linked in (issue 23.7).
+func TestStoreWritesNeverLeaveThePathMissing(t *testing.T) {
+	v := newEnv(t, store.SQLite)
+	v.start()
+	v.write("Watched.md", "version 0")
+	v.eventually("first version in the file", func() bool { c, _ := v.file("Watched.md"); return c == "version 0" })
+	target := filepath.Join(v.dir, "Watched.md")
+	stop := make(chan struct{})
+	missing := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				missing <- n
+				return
+			default:
+			}
+			if _, err := os.Lstat(target); err != nil {
+				n++
+			}
+		}
+	}()
+	for i := 1; i <= 40; i++ {
+		want := fmt.Sprintf("version %d", i)
+		v.write("Watched.md", want)
+		v.eventually(want+" in the file", func() bool { c, _ := v.file("Watched.md"); return c == want })
+	}
+	close(stop)
+	if n := <-missing; n > 0 {
+		t.Errorf("the file was missing %d times while the store wrote it", n)
+	}
+	if c := v.m.Conflicts(); len(c) != 0 {
+		t.Errorf("conflicts: %+v", c)
+	}
+}
