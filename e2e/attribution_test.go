@@ -80,3 +80,36 @@ func TestPeoplesImportsAndFolderSavesAreTheirs(t *testing.T) {
 		t.Errorf("the person's work is shown as an AI agent's:\n%s", page)
 	}
 }
+
+// A file the mirror leaves alone is shown to people, in the feed and in the
+// home page's "needs attention" list, not only in the server's log (issue 23.8).
+func TestMirrorTroubleIsShownToPeople(t *testing.T) {
+	dir := t.TempDir()
+	srv := startServe(t, filepath.Join(t.TempDir(), "atrium.db"), "--auth", "none", "--mirror", dir)
+	if err := os.WriteFile(filepath.Join(dir, "what?.md"), []byte("# What\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".draft.md"), []byte("# Draft\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the skipped files in the feed", func() bool {
+		page := activityHTML(t, srv)
+		return strings.Contains(page, "what?.md") && strings.Contains(page, ".draft.md") && strings.Contains(page, "left alone")
+	})
+	resp, err := http.Get(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	home := string(b)
+	i := strings.Index(home, "Needs attention")
+	if i < 0 {
+		t.Fatalf("no \"Needs attention\" on the home page:\n%s", home)
+	}
+	for _, want := range []string{"<code>what?.md</code> in the folder is not synced", "<code>.draft.md</code> in the folder is not synced: hidden files"} {
+		if !strings.Contains(home[i:], want) {
+			t.Errorf("needs attention lacks %q:\n%s", want, home[i:])
+		}
+	}
+}

@@ -61,7 +61,13 @@ func (m *Mirror) watchDirOf(rel string) error {
 // noteFS records a change in the folder, to read when the folder is quiet.
 func (m *Mirror) noteFS(fe fsnotify.Event) {
 	rel, ok := m.rel(fe.Name)
-	if !ok || skipped(rel) {
+	if !ok {
+		return
+	}
+	if skipped(rel) {
+		if hiddenPage(rel) && !fe.Has(fsnotify.Remove) && !fe.Has(fsnotify.Rename) {
+			m.report(rel, hiddenWhy)
+		}
 		return
 	}
 	if fe.Has(fsnotify.Create) {

@@ -485,14 +485,35 @@ func (m *Mirror) state(rel string) (pages.SyncState, bool) {
 	return st, ok
 }
 
-// report says once that a file is left alone, and why.
+// report says once that a file is left alone, and why: in the log, and in
+// the event log, where the activity feed and the browser's "needs
+// attention" list show it to people.
 func (m *Mirror) report(rel, why string) {
 	if m.ignored[rel+why] {
 		return
 	}
 	m.ignored[rel+why] = true
 	m.log.Warn("mirror ignores a file", "path", rel, "why", why)
+	ctx, cancel := m.recordContext()
+	defer cancel()
+	if err := m.cfg.Services.Pages.RecordMirrorSkipped(ctx, rel, why); err != nil {
+		m.log.Warn("record skipped file", "err", err)
+	}
 }
+
+// hiddenPage reports whether rel is a page file someone may expect synced
+// but whose name starts with a dot: not one inside a hidden folder (.git,
+// .obsidian), nor an editor's or the system's own (.#lock, ._fork), nor the
+// mirror's temporary files.
+func hiddenPage(rel string) bool {
+	dir, base := path.Split(rel)
+	if !isPage(rel) || !strings.HasPrefix(base, ".") || skipped(strings.TrimSuffix(dir, "/")) && dir != "" {
+		return false
+	}
+	return !strings.HasPrefix(base, ".#") && !strings.HasPrefix(base, "._") && !strings.HasPrefix(base, ".atrium-")
+}
+
+const hiddenWhy = "hidden files (names starting with a dot) are not synced; rename it without the dot to make it a page"
 
 // --- store → folder ---
 

@@ -567,3 +567,36 @@ func TestStoreWritesNeverLeaveThePathMissing(t *testing.T) {
 		t.Errorf("conflicts: %+v", c)
 	}
 }
+
+// Files the mirror leaves alone are put in the event log with why, where the
+// feed and the browser's "needs attention" list show them, as they show a
+// conflict (issue 23.8).
+func TestSkippedFilesAreEvents(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := newEnv(t, e)
+		v.writeFile("Early/.draft.md", "hidden before the start")
+		v.start()
+		v.writeFile("what?.md", "a name a page cannot have")
+		v.writeFile(".later.md", "hidden while running")
+		v.writeFile("Big.md", strings.Repeat("x", 3<<20))
+		v.writeFile(".git/config.md", "inside a hidden folder: none of anyone's business")
+		events := func() map[string]string {
+			recent, err := v.svc.Activity.Recent(v.ctx, 200)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := map[string]string{}
+			for _, ev := range recent {
+				if ev.Kind == pages.EventMirrorSkipped || ev.Kind == pages.EventMirrorConflict {
+					out[ev.Subject] = ev.Kind
+				}
+			}
+			return out
+		}
+		want := map[string]string{"Early/.draft.md": pages.EventMirrorSkipped, "what?.md": pages.EventMirrorSkipped, ".later.md": pages.EventMirrorSkipped, "Big.md": pages.EventMirrorSkipped}
+		v.eventually("every skipped file is an event", func() bool { return len(events()) >= len(want) })
+		if diff := cmp.Diff(want, events()); diff != "" {
+			t.Errorf("mirror events (-want +got):\n%s", diff)
+		}
+	})
+}
