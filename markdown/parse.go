@@ -3,6 +3,7 @@ package markdown
 import (
 	"bytes"
 	"net/url"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -93,6 +94,7 @@ type page struct {
 	headings   []*ast.Heading      // top-level headings
 	links      []ast.Node          // links and images, inner before outer
 	wikilinks  []Link              // found before the Markdown links and headings
+	defLinks   []Link              // every link reference definition, as a link of its own
 	doc        Doc
 }
 
@@ -170,6 +172,18 @@ func parse(body string) (p *page) {
 		p.linkTexts[f.node] = f.link.Alias
 		p.doc.Links = append(p.doc.Links, f.link)
 	}
+	// A definition no link uses (its uses sit where the parser saw code or
+	// HTML: an MkDocs admonition's body, a comment) still names a page that
+	// a move must find and rewrite: it is a link of its own.
+	used := map[int]bool{}
+	for _, f := range md {
+		used[f.link.TargetStart] = true
+	}
+	for _, l := range p.defLinks {
+		if !used[l.TargetStart] {
+			p.doc.Links = append(p.doc.Links, l)
+		}
+	}
 	slices.SortStableFunc(p.doc.Links, func(a, b Link) int { return a.Start - b.Start })
 	p.doc.Headings = p.sections()
 	return p
@@ -206,6 +220,7 @@ func (p *page) collect() {
 			return ast.WalkSkipChildren, nil
 		case *ast.FencedCodeBlock, *ast.CodeBlock, *ast.HTMLBlock:
 			p.addOpaque(n, p.blockSpan(n))
+			p.definitionsIn(n)
 			return ast.WalkSkipChildren, nil
 		case *ast.LinkReferenceDefinition:
 			if dest, ok := p.definitionTarget(n); ok {
@@ -213,6 +228,9 @@ func (p *page) collect() {
 				// The first definition of a label wins, as in CommonMark.
 				if key := util.ToLinkReference(n.Label); !p.hasDef(key) {
 					p.defs[key] = dest
+				}
+				if l, ok := p.definitionLink(n.Lines().At(0).Start, dest, false); ok {
+					p.defLinks = append(p.defLinks, l)
 				}
 			}
 			return ast.WalkSkipChildren, nil
@@ -657,4 +675,155 @@ func truncate(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// definitionLink makes the link of a definition whose label opens at start
+// and whose destination (inside any angle brackets) is dest. inComment: a
+// "-->" glued to the destination closes the comment, not the path.
+func (p *page) definitionLink(start int, dest span, inComment bool) (Link, bool) {
+	src := p.src
+	end := dest.end
+	if dest.start > 0 && src[dest.start-1] == '<' && end < len(src) && src[end] == '>' {
+		end++
+	}
+	raw := src[dest.start:dest.end]
+	if inComment {
+		raw = bytes.TrimSuffix(raw, []byte("-->"))
+	}
+	path, frag, hasFrag := bytes.Cut(raw, []byte("#"))
+	if len(path) == 0 || isURL(path) {
+		return Link{}, false
+	}
+	label := rawLabelEnd(src, start)
+	if label < 0 {
+		return Link{}, false
+	}
+	l := Link{Kind: KindMarkdown, Start: start, End: end, TargetStart: dest.start, TargetEnd: dest.start + len(path)}
+	l.Alias = truncate(string(src[start+1:label]), maxAlias)
+	l.Target = unescapeDestination(path)
+	if hasFrag {
+		l.Heading = unescapeDestination(frag)
+	}
+	l.Line = p.lineIndex(start) + 1
+	return l, true
+}
+
+// mkdocsBlock matches the line that opens an MkDocs block whose indented
+// body is Markdown: an admonition (!!! note), a collapsible one (??? note,
+// ???+ note) or a content tab (=== "Tab").
+var mkdocsBlock = regexp.MustCompile(`^[ \t]*(!!!|\?\?\?\+?|===)([ \t]|$)`)
+
+// definitionsIn finds the link reference definitions the parser could not
+// see because it read their lines as code or HTML, though a renderer reads
+// them as Markdown: the body of an MkDocs block (an indented code block to
+// CommonMark) and an HTML comment. Fenced code inside stays code, and so
+// does every other code or HTML block.
+func (p *page) definitionsIn(n ast.Node) {
+	lines := n.Lines()
+	if lines.Len() == 0 {
+		return
+	}
+	inComment := false
+	switch n := n.(type) {
+	case *ast.CodeBlock:
+		first := p.lineIndex(lines.At(0).Start)
+		prev := first - 1
+		for prev >= 0 && len(bytes.TrimSpace(p.line(prev))) == 0 {
+			prev--
+		}
+		if prev < 0 || !mkdocsBlock.Match(p.line(prev)) {
+			return
+		}
+	case *ast.HTMLBlock:
+		if n.HTMLBlockType != ast.HTMLBlockType2 { // <!-- a comment -->
+			return
+		}
+		inComment = true
+	default:
+		return
+	}
+	var fence []byte // the open fence inside the block, if any
+	for i := range lines.Len() {
+		seg := lines.At(i)
+		if seg.Start < 0 || seg.Stop > len(p.src) || seg.Start >= seg.Stop {
+			continue
+		}
+		line := p.src[seg.Start:seg.Stop]
+		start := seg.Start + len(line) - len(bytes.TrimLeft(line, " \t"))
+		rest := bytes.TrimLeft(line, " \t")
+		if fence != nil {
+			if bytes.HasPrefix(rest, fence) && len(bytes.TrimSpace(bytes.TrimLeft(rest, string(fence[:1])))) == 0 {
+				fence = nil
+			}
+			continue
+		}
+		if f := fenceOpen(rest); f != nil {
+			fence = f
+			continue
+		}
+		if inComment && bytes.HasPrefix(rest, []byte("<!--")) {
+			rest = bytes.TrimLeft(rest[4:], " \t")
+			start = seg.Stop - len(rest)
+		}
+		if start < seg.Stop && p.src[start] == '[' {
+			if l, ok := p.lineDefinition(start, seg.Stop, inComment); ok {
+				p.defLinks = append(p.defLinks, l)
+			}
+		}
+	}
+}
+
+// fenceOpen returns the fence (``` or ~~~, as long as written) a line opens,
+// or nil.
+func fenceOpen(line []byte) []byte {
+	if len(line) < 3 || line[0] != '`' && line[0] != '~' {
+		return nil
+	}
+	n := 0
+	for n < len(line) && line[n] == line[0] {
+		n++
+	}
+	if n < 3 || line[0] == '`' && bytes.IndexByte(line[n:], '`') >= 0 {
+		return nil
+	}
+	return line[:n]
+}
+
+// lineDefinition reads "[label]: dest" starting at start, on the line that
+// ends at stop.
+func (p *page) lineDefinition(start, stop int, inComment bool) (Link, bool) {
+	src := p.src[:stop]
+	i := rawLabelEnd(src, start)
+	if i <= start+1 || i+1 >= len(src) || src[i+1] != ':' {
+		return Link{}, false
+	}
+	j := i + 2
+	for j < len(src) && (src[j] == ' ' || src[j] == '\t') {
+		j++
+	}
+	var dest span
+	switch {
+	case j < len(src) && src[j] == '<':
+		k := bytes.IndexByte(src[j+1:], '>')
+		if k < 0 {
+			return Link{}, false
+		}
+		dest = span{j + 1, j + 1 + k}
+	default:
+		k := j
+		for k < len(src) && !isSpace(src[k]) {
+			k++
+		}
+		dest = span{j, k}
+	}
+	if dest.start >= dest.end || bytes.ContainsAny(src[dest.start:dest.end], "\n\r") {
+		return Link{}, false
+	}
+	return p.definitionLink(start, dest, inComment)
+}
+
+// line returns line i (0-based) of the source without its line break.
+func (p *page) line(i int) []byte {
+	start := p.lineStarts[i]
+	return bytes.TrimRight(p.src[start:p.lineEnd(start)], "\r")
 }

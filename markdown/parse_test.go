@@ -111,7 +111,23 @@ func TestMarkdownLinks(t *testing.T) {
 			md("Gamma.md", "", "text", 1, "[text][Ref]", "Gamma.md"),
 			md("Gamma.md", "", "ref", 1, "[ref][]", "Gamma.md"),
 			md("Gamma.md", "", "ref", 1, "[ref]", "Gamma.md"),
+			md("Ignored.md", "", "ref", 4, "[ref]: Ignored.md", "Ignored.md"), // unused, but a link to a page all the same
 		}},
+		// Every definition counts, used or not, wherever a renderer may read
+		// it: MkDocs reads an admonition's indented body as Markdown, and a
+		// commented-out definition still names a page.
+		{"definition used only inside an admonition", "!!! note\n\n    See the [guide][g].\n\n  [g]: ../Guide.md\n", []link{
+			md("../Guide.md", "", "g", 5, "[g]: ../Guide.md", "../Guide.md"),
+		}},
+		{"definition inside an admonition", "!!! tip \"Tip\"\n\n    Read [it][x].\n\n    [x]: Other.md#part\n\n=== \"Tab\"\n\n    !!! note\n\n        [y]: <Sub Dir/Y.md>\n", []link{
+			md("Other.md", "part", "x", 5, "[x]: Other.md#part", "Other.md"),
+			md("Sub Dir/Y.md", "", "y", 11, "[y]: <Sub Dir/Y.md>", "Sub Dir/Y.md"),
+		}},
+		{"definition in an HTML comment", "Text.\n\n<!--\n[c]: Hidden.md\n-->\n\n<!-- [d]: D.md -->\n", []link{
+			md("Hidden.md", "", "c", 4, "[c]: Hidden.md", "Hidden.md"),
+			md("D.md", "", "d", 7, "[d]: D.md", "D.md"),
+		}},
+		{"code stays code", "!!! example\n\n    ```\n    [e]: Example.md\n    ```\n\n```\n[f]: F.md\n```\n\nPara.\n\n    [g]: G.md\n\n<div>\n[h]: H.md\n</div>\n", nil},
 		{"reference in angle brackets", "![pic][p]\n\n[p]:\n  <assets/a b.png#x>\n", []link{md("assets/a b.png", "x", "pic", 1, "![pic][p]", "assets/a b.png")}},
 		{"unknown reference", "[a][nope] [nope]", nil},
 		{"block quote across lines", "> quote [a](\n> b.md\n> \"t\")", []link{md("b.md", "", "a", 1, "[a](\n> b.md\n> \"t\")", "b.md")}},
@@ -120,7 +136,10 @@ func TestMarkdownLinks(t *testing.T) {
 			md("C.md", "", "C", 3, "[C](C.md)", "C.md"),
 		}},
 		{"in heading", "## See [Beta](Beta.md)", []link{md("Beta.md", "", "Beta", 1, "[Beta](Beta.md)", "Beta.md")}},
-		{"wikilink-like destinations", "[x](<[[a]]>) [y](https://h/[[b]] \"[[c]]\")\n\n[r]: [[d]]\n", []link{md("[[a]]", "", "x", 1, "[x](<[[a]]>)", "[[a]]")}},
+		{"wikilink-like destinations", "[x](<[[a]]>) [y](https://h/[[b]] \"[[c]]\")\n\n[r]: [[d]]\n", []link{
+			md("[[a]]", "", "x", 1, "[x](<[[a]]>)", "[[a]]"),
+			md("[[d]]", "", "r", 3, "[r]: [[d]]", "[[d]]"),
+		}},
 		{"wikilink in link text", "[see [[A|a]]](b.md)", []link{
 			md("b.md", "", "see a", 1, "[see [[A|a]]](b.md)", "b.md"),
 			wiki("A", "", "a", 1, "[[A|a]]", "A"),

@@ -61,7 +61,13 @@ func (m *Mirror) watchDirOf(rel string) error {
 // noteFS records a change in the folder, to read when the folder is quiet.
 func (m *Mirror) noteFS(fe fsnotify.Event) {
 	rel, ok := m.rel(fe.Name)
-	if !ok || skipped(rel) {
+	if !ok {
+		return
+	}
+	if skipped(rel) {
+		if hiddenPage(rel) && !fe.Has(fsnotify.Remove) && !fe.Has(fsnotify.Rename) {
+			m.report(rel, hiddenWhy)
+		}
 		return
 	}
 	if fe.Has(fsnotify.Create) {
@@ -154,13 +160,24 @@ func (m *Mirror) flush() {
 	}
 }
 
+// movedInFolder makes a file moved in the folder a page move. The file at to
+// holds what the mirror last synced at from, so that sync state moves with
+// it: when the store rewrites the page's relative links on the move, the
+// move's event then writes the new text over content the mirror knows, as
+// an update, not over a save it has not read (a conflict copy).
 func (m *Mirror) movedInFolder(from, to string) bool {
+	st, _ := m.state(from)
 	res, err := m.cfg.Services.Pages.MovePage(m.ctx, from, to)
 	if err != nil {
 		m.log.Warn("move in the folder could not become a page move; treating it as a delete and a new file", "from", from, "to", to, "err", atrium.ErrorMessage(err))
 		return false
 	}
 	m.forget(from)
+	st.Path = to
+	if store.PathKey(res.NewPath) == store.PathKey(to) {
+		st.Path = res.NewPath
+	}
+	m.setState(st)
 	m.log.Info("page moved in the folder", "from", from, "to", res.NewPath, "pages_changed", res.PagesChanged)
 	// The move's event writes the file back if link rewriting changed it.
 	return true

@@ -256,11 +256,17 @@ func (m *Mirror) safeTarget(rel string) error {
 // mirror has not read — made from an older base, since the store has moved
 // on — and is kept as a conflict copy.
 //
-// A file cannot be compared and swapped in one step, so the current file is
-// first renamed aside (atomic: whatever an editor saved before that moment
-// is in hand), judged, and the new content is then linked in, which fails
-// rather than replaces when an editor saved a new file in between: that save
-// stays, and the watcher brings it in. It reports whether data was written.
+// A file cannot be compared and swapped in one step, so the new content is
+// written to a temporary file beside it, synced, and exchanged with the
+// current file in one step: the path always exists (an editor or a watcher
+// never sees the file vanish), and whatever an editor saved there before
+// that moment is in hand under the temporary name, to be judged. A path with
+// no file yet gets the new one by a hard link, which fails rather than
+// replaces when an editor saved a new file in between: that save stays, and
+// the watcher brings it in. Where no exchange exists (see exchange) the
+// current file is moved aside first, then the new one linked in, with the
+// same guarantees and a moment without the file. It reports whether data
+// was written.
 func (m *Mirror) replaceFile(rel string, data []byte, expect string) (bool, error) {
 	if err := m.safeTarget(rel); err != nil {
 		return false, err
@@ -279,10 +285,26 @@ func (m *Mirror) replaceFile(rel string, data []byte, expect string) (bool, erro
 		if tmp, err = writeTemp(dir, data); err != nil {
 			return false, err
 		}
-		defer os.Remove(tmp)
 	}
 	if fi, err := os.Lstat(target); err == nil && !fi.Mode().IsRegular() {
+		if tmp != "" {
+			os.Remove(tmp)
+		}
 		return false, fmt.Errorf("%s is not a regular file; the mirror leaves it alone", rel)
+	}
+	if data != nil {
+		switch err := exchange(tmp, target); {
+		case err == nil:
+			// tmp now holds what was at the path.
+			m.judge(rel, tmp, expect, data)
+			return true, m.watchDirOf(rel)
+		case errors.Is(err, fs.ErrNotExist): // no file yet: linked in below
+		case errors.Is(err, errNoExchange):
+		default:
+			os.Remove(tmp)
+			return false, err
+		}
+		defer os.Remove(tmp)
 	}
 	aside := filepath.Join(dir, ".atrium-"+strings.ToLower(rand.Text()[:10])+".aside")
 	switch err := os.Rename(target, aside); {
@@ -290,12 +312,7 @@ func (m *Mirror) replaceFile(rel string, data []byte, expect string) (bool, erro
 	case err != nil:
 		return false, err
 	default:
-		b, err := os.ReadFile(aside)
-		if h := hashBytes(b); err == nil && (h == expect || data != nil && h == hashBytes(data)) {
-			os.Remove(aside)
-		} else {
-			m.keep(rel, aside)
-		}
+		m.judge(rel, aside, expect, data)
 	}
 	if data == nil {
 		return false, nil
@@ -305,6 +322,22 @@ func (m *Mirror) replaceFile(rel string, data []byte, expect string) (bool, erro
 		return false, err
 	}
 	return true, m.watchDirOf(rel)
+}
+
+// errNoExchange says that two names cannot be swapped in one step here.
+var errNoExchange = errors.New("no atomic exchange on this system")
+
+// judge removes old, a file taken from rel's path (under a hidden name),
+// when it holds what the mirror accounted for (expect) or what replaces it
+// (data); anything else is a save the mirror has not read, kept as a
+// conflict copy.
+func (m *Mirror) judge(rel, old, expect string, data []byte) {
+	b, err := os.ReadFile(old)
+	if h := hashBytes(b); err == nil && (h == expect || data != nil && h == hashBytes(data)) {
+		os.Remove(old)
+		return
+	}
+	m.keep(rel, old)
 }
 
 // writeTemp writes data to a new hidden file in dir, synced to disk.
@@ -452,14 +485,35 @@ func (m *Mirror) state(rel string) (pages.SyncState, bool) {
 	return st, ok
 }
 
-// report says once that a file is left alone, and why.
+// report says once that a file is left alone, and why: in the log, and in
+// the event log, where the activity feed and the browser's "needs
+// attention" list show it to people.
 func (m *Mirror) report(rel, why string) {
 	if m.ignored[rel+why] {
 		return
 	}
 	m.ignored[rel+why] = true
 	m.log.Warn("mirror ignores a file", "path", rel, "why", why)
+	ctx, cancel := m.recordContext()
+	defer cancel()
+	if err := m.cfg.Services.Pages.RecordMirrorSkipped(ctx, rel, why); err != nil {
+		m.log.Warn("record skipped file", "err", err)
+	}
 }
+
+// hiddenPage reports whether rel is a page file someone may expect synced
+// but whose name starts with a dot: not one inside a hidden folder (.git,
+// .obsidian), nor an editor's or the system's own (.#lock, ._fork), nor the
+// mirror's temporary files.
+func hiddenPage(rel string) bool {
+	dir, base := path.Split(rel)
+	if !isPage(rel) || !strings.HasPrefix(base, ".") || skipped(strings.TrimSuffix(dir, "/")) && dir != "" {
+		return false
+	}
+	return !strings.HasPrefix(base, ".#") && !strings.HasPrefix(base, "._") && !strings.HasPrefix(base, ".atrium-")
+}
+
+const hiddenWhy = "hidden files (names starting with a dot) are not synced; rename it without the dot to make it a page"
 
 // --- store → folder ---
 

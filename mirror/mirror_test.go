@@ -472,3 +472,131 @@ func TestNewFolderGetsEveryPage(t *testing.T) {
 		}
 	})
 }
+
+// A plain mv in the folder is a page move: the store rewrites the moved
+// page's relative links and writes them back to the file, which still holds
+// the text the mirror synced, so no conflict copy is left (issue 23.5).
+func TestFolderMoveWithRelativeLinksIsNoConflict(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := newEnv(t, e)
+		v.start()
+		v.writeFile("Home.md", "# Home\n")
+		v.writeFile("Ref/Target.md", "# Target\n\nBack [home](../Home.md).\n")
+		v.writeFile("Guide.md", "# Guide\n\nSee [the target](Ref/Target.md).\n")
+		v.eventually("files become pages", func() bool {
+			_, a := v.page("Ref/Target.md")
+			_, b := v.page("Guide.md")
+			_, c := v.page("Home.md")
+			return a && b && c
+		})
+		if err := os.MkdirAll(filepath.Join(v.dir, "Deep"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(v.dir, "Guide.md"), filepath.Join(v.dir, "Deep", "Guide.md")); err != nil {
+			t.Fatal(err)
+		}
+		want := "# Guide\n\nSee [the target](../Ref/Target.md).\n"
+		v.eventually("the move is a page move with its link rewritten", func() bool {
+			_, old := v.page("Guide.md")
+			p, ok := v.page("Deep/Guide.md")
+			return !old && ok && p.Content == want
+		})
+		v.eventually("the rewritten page is in the file", func() bool { c, _ := v.file("Deep/Guide.md"); return c == want })
+		// A whole folder moved: each page in it moves, links in and out follow.
+		if err := os.MkdirAll(filepath.Join(v.dir, "Archive"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(v.dir, "Ref"), filepath.Join(v.dir, "Archive", "Ref")); err != nil {
+			t.Fatal(err)
+		}
+		wantTarget := "# Target\n\nBack [home](../../Home.md).\n"
+		wantGuide := "# Guide\n\nSee [the target](../Archive/Ref/Target.md).\n"
+		v.eventually("the folder move reaches the store and comes back rewritten", func() bool {
+			tf, _ := v.file("Archive/Ref/Target.md")
+			gf, _ := v.file("Deep/Guide.md")
+			tp, _ := v.page("Archive/Ref/Target.md")
+			return tf == wantTarget && gf == wantGuide && tp.Content == wantTarget
+		})
+		if c := v.m.Conflicts(); len(c) != 0 {
+			t.Errorf("a move in the folder left conflicts: %+v", c)
+		}
+		filepath.WalkDir(v.dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && strings.Contains(d.Name(), ".conflict-") {
+				t.Errorf("conflict copy left: %s", p)
+			}
+			return nil
+		})
+	})
+}
+
+// A store write replaces the file in one step: an editor or a watcher never
+// finds the path missing, as it did while the old file was moved aside and
+// the new one linked in (issue 23.7).
+func TestStoreWritesNeverLeaveThePathMissing(t *testing.T) {
+	v := newEnv(t, store.SQLite)
+	v.start()
+	v.write("Watched.md", "version 0")
+	v.eventually("first version in the file", func() bool { c, _ := v.file("Watched.md"); return c == "version 0" })
+	target := filepath.Join(v.dir, "Watched.md")
+	stop := make(chan struct{})
+	missing := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				missing <- n
+				return
+			default:
+			}
+			if _, err := os.Lstat(target); err != nil {
+				n++
+			}
+		}
+	}()
+	for i := 1; i <= 40; i++ {
+		want := fmt.Sprintf("version %d", i)
+		v.write("Watched.md", want)
+		v.eventually(want+" in the file", func() bool { c, _ := v.file("Watched.md"); return c == want })
+	}
+	close(stop)
+	if n := <-missing; n > 0 {
+		t.Errorf("the file was missing %d times while the store wrote it", n)
+	}
+	if c := v.m.Conflicts(); len(c) != 0 {
+		t.Errorf("conflicts: %+v", c)
+	}
+}
+
+// Files the mirror leaves alone are put in the event log with why, where the
+// feed and the browser's "needs attention" list show them, as they show a
+// conflict (issue 23.8).
+func TestSkippedFilesAreEvents(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := newEnv(t, e)
+		v.writeFile("Early/.draft.md", "hidden before the start")
+		v.start()
+		v.writeFile("what?.md", "a name a page cannot have")
+		v.writeFile(".later.md", "hidden while running")
+		v.writeFile("Big.md", strings.Repeat("x", 3<<20))
+		v.writeFile(".git/config.md", "inside a hidden folder: none of anyone's business")
+		events := func() map[string]string {
+			recent, err := v.svc.Activity.Recent(v.ctx, 200)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := map[string]string{}
+			for _, ev := range recent {
+				if ev.Kind == pages.EventMirrorSkipped || ev.Kind == pages.EventMirrorConflict {
+					out[ev.Subject] = ev.Kind
+				}
+			}
+			return out
+		}
+		want := map[string]string{"Early/.draft.md": pages.EventMirrorSkipped, "what?.md": pages.EventMirrorSkipped, ".later.md": pages.EventMirrorSkipped, "Big.md": pages.EventMirrorSkipped}
+		v.eventually("every skipped file is an event", func() bool { return len(events()) >= len(want) })
+		if diff := cmp.Diff(want, events()); diff != "" {
+			t.Errorf("mirror events (-want +got):\n%s", diff)
+		}
+	})
+}

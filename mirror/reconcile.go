@@ -49,6 +49,9 @@ func (m *Mirror) reconcile() error {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
+			if hiddenPage(rel) {
+				m.report(rel, hiddenWhy)
+			}
 			return nil
 		}
 		switch {

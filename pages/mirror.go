@@ -86,3 +86,19 @@ func (s *Service) RecordMirrorConflict(ctx context.Context, path, kept string) e
 		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, EventMirrorConflict, path, map[string]any{"path": path, "kept_as": kept})
 	})
 }
+
+// EventMirrorSkipped records that the mirror left a file of its folder
+// alone (a hidden file, a name a page cannot have, a file over the size
+// limit, a symlink), and why: the person who put it there should know.
+const EventMirrorSkipped = "mirror.skipped"
+
+// RecordMirrorSkipped puts a file the mirror left alone in the event log.
+func (s *Service) RecordMirrorSkipped(ctx context.Context, path, why string) error {
+	a, err := writer(ctx)
+	if err != nil {
+		return err
+	}
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, EventMirrorSkipped, path, map[string]any{"path": path, "why": why})
+	})
+}

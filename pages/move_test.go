@@ -204,3 +204,42 @@ func TestMoveRewritesLinksByFileName(t *testing.T) {
 		}
 	})
 }
+
+// A link reference definition whose only use the parser reads as code (an
+// MkDocs admonition's indented body) or HTML (a comment), or which sits in
+// such a body itself, is indexed and rewritten on a move like any link
+// (issue 23.6: 3 of 17 links broke in mkdocs-material's docs).
+func TestMoveRewritesDefinitionsInAdmonitionsAndComments(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		v.write(t, "setup/Blog.md", "# Blog\n")
+		v.write(t, "reference/Guide.md", "# Guide\n\n"+
+			"!!! tip \"Using the blog\"\n\n    See the [blog plugin][blog].\n\n"+
+			"<!-- [Blog][blog-hidden] is not listed yet -->\n\n"+
+			"!!! note\n\n    Read [the post][post].\n\n    [post]: ../setup/Blog.md#posts\n\n"+
+			"  [blog]: ../setup/Blog.md\n"+
+			"  [blog-hidden]: ../setup/Blog.md\n")
+		l, err := v.svc.Links(v.ctx, "setup/Blog.md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Incoming) != 3 {
+			t.Errorf("backlinks of setup/Blog.md = %+v, want the 3 definitions", l.Incoming)
+		}
+		if _, err := v.svc.MovePage(v.ctx, "setup/Blog.md", "plugins/blog/Index.md"); err != nil {
+			t.Fatal(err)
+		}
+		want := "# Guide\n\n" +
+			"!!! tip \"Using the blog\"\n\n    See the [blog plugin][blog].\n\n" +
+			"<!-- [Blog][blog-hidden] is not listed yet -->\n\n" +
+			"!!! note\n\n    Read [the post][post].\n\n    [post]: ../plugins/blog/Index.md#posts\n\n" +
+			"  [blog]: ../plugins/blog/Index.md\n" +
+			"  [blog-hidden]: ../plugins/blog/Index.md\n"
+		if diff := cmp.Diff(want, v.body(t, "reference/Guide.md")); diff != "" {
+			t.Errorf("reference/Guide.md after the move (-want +got):\n%s", diff)
+		}
+		if u := v.unresolved(t, "reference/Guide.md"); len(u) != 0 {
+			t.Errorf("unresolved links after the move: %v", u)
+		}
+	})
+}

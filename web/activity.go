@@ -44,6 +44,7 @@ var eventWords = map[string]string{
 	"task.created":   "created task", "task.updated": "updated task", "task.claimed": "claimed task",
 	"task.commented": "commented on task", "task.completed": "completed task",
 	"desk.progress": "logged progress on the desk of", "desk.archived": "closed the day on the desk of",
+	"mirror.conflict": "saved an older version in the folder; it was kept beside", "mirror.skipped": "has a file in the folder the mirror left alone:",
 }
 
 // runWords says what a run of one kind on several subjects did, with how
@@ -57,6 +58,7 @@ var runWords = map[string]string{
 	"task.created":   "created %d tasks", "task.updated": "updated %d tasks", "task.claimed": "claimed %d tasks",
 	"task.commented": "commented on %d tasks", "task.completed": "completed %d tasks",
 	"desk.progress": "logged progress on %d desks", "desk.archived": "closed the day on %d desks",
+	"mirror.conflict": "saved older versions of %d pages in the folder, kept beside them", "mirror.skipped": "has %d files in the folder the mirror left alone",
 }
 
 // feedKinds are the kinds the feed shows: the work, not its housekeeping
@@ -88,6 +90,19 @@ func describe(e activity.EventBy) activityItem {
 		var p struct{ Path string }
 		if json.Unmarshal(e.Payload, &p) == nil && p.Path != "" {
 			it.Page = p.Path
+		}
+	case e.Kind == "mirror.conflict":
+		var p struct {
+			KeptAs string `json:"kept_as"`
+		}
+		it.Page = e.Subject
+		if json.Unmarshal(e.Payload, &p) == nil && p.KeptAs != "" {
+			it.What = "saved an older version in the folder; it was kept as " + p.KeptAs + " beside"
+		}
+	case e.Kind == "mirror.skipped":
+		var p struct{ Why string }
+		if json.Unmarshal(e.Payload, &p) == nil && p.Why != "" {
+			it.What = "has a file in the folder the mirror left alone (" + p.Why + "):"
 		}
 	case e.Kind == "page.deleted" || e.Kind == "page.purged":
 	case strings.HasSuffix(strings.ToLower(e.Subject), ".md"):

@@ -27,6 +27,9 @@ type homeView struct {
 	MoreWaiting, Scanned int
 	NotScanned           bool
 	MoreReviews          bool // more open reviews than listed
+	// Attention is what the mirror could not do: conflicts and files it
+	// left alone, for a person to sort out.
+	Attention []activity.Attention
 }
 
 // recentPage is a page recently written, for the home page's list.
@@ -62,6 +65,9 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request, v *homeView) erro
 		v.Recent = append(v.Recent, rp)
 	}
 	if v.Activity, v.Older, err = h.feed(r, 0, homeRows); err != nil {
+		return err
+	}
+	if v.Attention, err = h.Services.Activity.NeedsAttention(ctx, 20); err != nil {
 		return err
 	}
 	reviews, err := h.Services.Review.ListReviews(ctx, "", atrium.ReviewSubmitted, "", 20)

@@ -36,9 +36,10 @@ the content of FILE, and @- is stdin (write @@ for a value that starts with @): 
 a long page is written, as an argument is limited to 128 KB. --json gives one JSON object
 of arguments, inline, from a file (--json @FILE) or from stdin (--json -); pairs override it.
 
-By default the call runs in-process against the local store (--data-dir/--db) as
-ATRIUM_AGENT in ATRIUM_WORKSPACE. --url calls a remote atrium serve (token in
-ATRIUM_TOKEN); --stdio runs any MCP server command and calls it.`,
+By default the call runs in-process against the local store (--data-dir/--db) as you
+(your user name, a person) or the agent ATRIUM_AGENT, in ATRIUM_WORKSPACE. --url calls a
+remote atrium serve (token in ATRIUM_TOKEN); --stdio runs any MCP server command and
+calls it.`,
 		Example: `  atrium call whoami
   atrium call write_page path=Notes/Today.md content='# Today'
   atrium call list_pages --json '{"depth": 2}'

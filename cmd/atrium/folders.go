@@ -40,9 +40,9 @@ A file that cannot be imported (bad frontmatter, invalid name, too large) is lis
 as failed and the rest still go in; the exit status is then 1.
 
 New pages are created, changed ones get a new revision, identical ones are left
-alone: importing the same folder again changes nothing. Pages are written as
-ATRIUM_AGENT in ATRIUM_WORKSPACE. New pages are private unless their frontmatter
-says access: public.`,
+alone: importing the same folder again changes nothing. Pages are written as you
+(your user name, a person) or the agent ATRIUM_AGENT, in ATRIUM_WORKSPACE. New pages
+are private unless their frontmatter says access: public.`,
 		Example: `  atrium import ~/Obsidian/Work
   atrium import --ext .mdx ./docs-site
   ATRIUM_WORKSPACE=research atrium import ./notes`,

@@ -205,5 +205,21 @@ func (g *globals) openLocal(ctx context.Context) (*app, *atrium.Actor, error) {
 
 // localActor is the caller of local commands: ATRIUM_AGENT in ATRIUM_WORKSPACE.
 func (a *app) localActor(ctx context.Context) (*atrium.Actor, error) {
-	return a.Identity.LocalActor(ctx, localHandle(), os.Getenv("ATRIUM_WORKSPACE"), atrium.KindAgent)
+	return a.localActorIn(ctx, os.Getenv("ATRIUM_WORKSPACE"))
+}
+
+// localActorIn is the local principal (see localHandle) in workspace ("":
+// the default), created on first use as localKind says.
+func (a *app) localActorIn(ctx context.Context, workspace string) (*atrium.Actor, error) {
+	return a.Identity.LocalActor(ctx, localHandle(), workspace, localKind())
+}
+
+// localKind is what the local principal is: the agent ATRIUM_AGENT names, or
+// else the person at the keyboard, whose imports and folder edits the feed
+// then shows as a person's.
+func localKind() atrium.PrincipalKind {
+	if os.Getenv("ATRIUM_AGENT") != "" {
+		return atrium.KindAgent
+	}
+	return atrium.KindHuman
 }

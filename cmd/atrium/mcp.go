@@ -30,8 +30,8 @@ func newMCPCmd(g *globals) *cobra.Command {
 		Short: "Serve MCP on stdio, over the local store or a remote atrium serve",
 		Long: `Serve MCP on stdin/stdout: what an MCP client (Claude Code, Cursor, mcporter) spawns.
 
-Over the local store, you act as ATRIUM_AGENT (default: your user name; created on first
-use) in ATRIUM_WORKSPACE (default: default).
+Over the local store, you act as the agent ATRIUM_AGENT (without it: your user name, as a
+person; created on first use) in ATRIUM_WORKSPACE (default: default).
 
 With --url (or ATRIUM_URL) it forwards everything to a remote 'atrium serve' instead,
 authenticating with the token in ATRIUM_TOKEN: keep the token in the client's config, never

@@ -42,13 +42,14 @@ func (f *mirrorFlag) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.dir, "mirror", os.Getenv("ATRIUM_MIRROR"), "keep this folder of .md files in step with the workspace's pages, both ways (env ATRIUM_MIRROR)")
 }
 
-// start runs the mirror for workspace (empty: none), if a folder was given.
-// Edits made in the folder are written as the principal "mirror".
+// start runs the mirror for workspace (empty: the default), if a folder was
+// given. Edits made in the folder are written as the local principal: the
+// person who runs Atrium over their own folder (or ATRIUM_AGENT).
 func (f *mirrorFlag) start(ctx context.Context, a *app, workspace string) (*mirror.Mirror, error) {
 	if f.dir == "" {
 		return nil, nil
 	}
-	actor, err := a.Identity.LocalActor(ctx, "mirror", workspace, atrium.KindAgent)
+	actor, err := a.localActorIn(ctx, workspace)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,18 @@
+package mirror
+
+import (
+	"errors"
+
+	"golang.org/x/sys/unix"
+)
+
+// exchange swaps the files at a and b in one step (renameat2
+// RENAME_EXCHANGE): both paths exist throughout. errNoExchange when the
+// kernel or the file system cannot; fs.ErrNotExist when either is missing.
+func exchange(a, b string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP) {
+		return errNoExchange
+	}
+	return err
+}
