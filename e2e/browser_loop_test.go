@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// selectAcross selects the first occurrence of text in the page's body as
+// it reads, across the elements it spans (bold, a link, code), as a person
+// would with the mouse.
+func selectAcross(text string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => {
+		const body = document.querySelector("article.page .markdown");
+		const walk = document.createTreeWalker(body, NodeFilter.SHOW_TEXT);
+		const nodes = []; let all = "";
+		for (let n = walk.nextNode(); n; n = walk.nextNode()) { nodes.push([n, all.length]); all += n.data; }
+		const at = all.indexOf(%q);
+		if (at < 0) throw new Error("text not on the page");
+		const end = at + %d;
+		const find = (off, last) => { for (let i = nodes.length - 1; i >= 0; i--) { const [n, s] = nodes[i]; if (last ? s < off : s <= off) return [n, off - s]; } };
+		const [sn, so] = find(at, false), [en, eo] = find(end, true);
+		const r = document.createRange(); r.setStart(sn, so); r.setEnd(en, eo);
+		const s = window.getSelection(); s.removeAllRanges(); s.addRange(r);
+	})()`, text, len(text)))
+}
+
+const opsPage = "# Ops\n\n## Backups\n\nBackups run **nightly** with a [simple copy](https://example.com/copy) of the `atrium.db` file.\n\nRestores are tested monthly.\n"
+
+// Issue 23.1: a selection across bold, a link and code is quoted as the
+// page shows it and anchored; over MCP the shown quote works as the marked
+// one does; a refused comment, reply or edit comes back with its text.
+func TestBrowserCommentsOnFormattedText(t *testing.T) {
+	srv := startServe(t, "")
+	cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "2025-11-25")
+	agent := agentSession(t, srv, "claude")
+	mustTool(t, cs, "write_page", map[string]any{"path": "Ops.md", "content": opsPage})
+	b := newBrowser(t)
+	b.signIn(srv, "/pages/Ops.md", "#new-comment")
+	b.do("select across bold", selectAcross("Backups run nightly"), chromedp.WaitVisible(chromedp.CSS("#new-comment .quote-preview")),
+		chromedp.SendKeys(chromedp.ID("comment-content"), "How long do they take?"), chromedp.Submit(chromedp.ID("comment-content")),
+		chromedp.WaitVisible(chromedp.CSS(".anchored .thread .quote")))
+	if q := read(b, "quote", chromedp.Evaluate[string](`document.querySelector(".anchored .thread .quote").textContent`)); q != "Backups run nightly" {
+		t.Fatalf("the thread quotes %q", q)
+	}
+	id := strings.TrimPrefix(read(b, "thread", chromedp.AttributeValue(chromedp.CSS(".anchored .thread"), "id")).Value, "thread-")
+	got := structured(t, callTool(t, cs, "get_annotation", map[string]any{"annotation_id": id}))["annotation"].(map[string]any)
+	if q := got["quote"].(map[string]any)["exact"]; q != "Backups run **nightly**" {
+		t.Fatalf("anchored to %q", q)
+	}
+	for _, exact := range []string{"Backups run nightly", "Backups run **nightly**", "simple copy of the atrium.db file"} {
+		if res := callTool(t, agent, "create_annotation", map[string]any{"doc_path": "Ops.md", "quote": map[string]any{"exact": exact}, "content": "On " + exact, "status": "submitted"}); res.IsError {
+			t.Fatalf("create_annotation quoting %q: %+v", exact, res.Content)
+		}
+	}
+
+	// The quoted text goes before the comment is sent: the page comes
+	// back, saying why, with the comment and its quote in the form.
+	b.do("select, then the text goes", selectAcross("Restores are tested monthly"), chromedp.WaitVisible(chromedp.CSS("#new-comment .quote-preview")),
+		chromedp.SendKeys(chromedp.ID("comment-content"), "Who tests them?"))
+	mustTool(t, agent, "write_page", map[string]any{"path": "Ops.md", "content": strings.Replace(opsPage, "Restores are tested monthly.", "Restores are tested.", 1), "base_revision": 1})
+	b.do("send", chromedp.Submit(chromedp.ID("comment-content")), chromedp.WaitVisible(chromedp.CSS("#new-comment .error")))
+	if typed := read(b, "kept", chromedp.Value(chromedp.ID("comment-content"))); typed != "Who tests them?" {
+		t.Fatalf("the refused comment's text is %q", typed)
+	}
+	if msg := read(b, "why", chromedp.Text(chromedp.CSS("#new-comment .error"))); !strings.Contains(msg, "quote not found") {
+		t.Fatalf("the form says %q", msg)
+	}
+	if n := read(b, "the page", chromedp.Evaluate[int](`document.querySelectorAll("article.page .markdown h1").length`)); n != 1 {
+		t.Fatal("the refused form came back without its page")
+	}
+
+	// A reply too long, and an edit of a thread deleted meanwhile (scripts
+	// off: a live update would take the thread away first): each comes
+	// back with its text.
+	long := strings.Repeat("a", 70<<10)
+	b.do("a reply too long", chromedp.Navigate(srv.URL+"/pages/Ops.md"), chromedp.WaitVisible(chromedp.ID("reply-"+id)),
+		chromedp.SetValue(chromedp.CSS("#reply-"+id+" textarea"), long), chromedp.Submit(chromedp.CSS("#reply-"+id+" textarea")),
+		chromedp.WaitVisible(chromedp.CSS("#reply-"+id+" .error")))
+	if typed := read(b, "kept reply", chromedp.Value(chromedp.CSS("#reply-"+id+" textarea"))); typed != long {
+		t.Fatalf("the refused reply kept %d bytes of %d", len(typed), len(long))
+	}
+	b.do("edit, but the thread is deleted meanwhile", scripts(false), chromedp.Navigate(srv.URL+"/pages/Ops.md"), chromedp.WaitVisible(chromedp.ID("edit-"+id)),
+		chromedp.Click(chromedp.CSS("#edit-"+id+" summary")), chromedp.SetValue(chromedp.CSS("#edit-"+id+" textarea"), "How long, and how big?"))
+	mustTool(t, cs, "delete_annotation", map[string]any{"annotation_id": id})
+	b.do("save the edit", chromedp.Click(chromedp.CSS("#edit-"+id+" button")), chromedp.WaitVisible(chromedp.CSS("#new-comment .error")))
+	if typed := read(b, "kept edit", chromedp.Value(chromedp.ID("comment-content"))); typed != "How long, and how big?" {
+		t.Fatalf("the refused edit's text is %q", typed)
+	}
+}
