@@ -90,3 +90,42 @@ func TestBrowserCommentsOnFormattedText(t *testing.T) {
 		t.Fatalf("the refused edit's text is %q", typed)
 	}
 }
+
+// Issue 23.2: an agent's reply arriving while a person types a reply (in
+// the same thread or another) leaves the focus, the text and the caret
+// where they were, on a narrow screen and on a wide one (where threads
+// stand in the margin).
+func TestBrowserLiveUpdatesKeepTheFocus(t *testing.T) {
+	for _, size := range [][2]int{{820, 1180}, {1400, 900}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			srv := startServe(t, "")
+			cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "2025-11-25")
+			agent := agentSession(t, srv, "claude")
+			mustTool(t, cs, "write_page", map[string]any{"path": "Ops.md", "content": opsPage})
+			var ids []string
+			for _, exact := range []string{"Backups run", "Restores are tested"} {
+				res := mustTool(t, agent, "create_annotation", map[string]any{"doc_path": "Ops.md", "quote": map[string]any{"exact": exact}, "content": "About " + exact, "status": "submitted"})
+				ids = append(ids, res["annotation"].(map[string]any)["id"].(string))
+			}
+			b := newBrowserSized(t, size[0], size[1])
+			b.signIn(srv, "/pages/Ops.md", "#reply-"+ids[0])
+			area := "#reply-" + ids[0] + " textarea"
+			b.do("type a reply", chromedp.Click(chromedp.CSS(area)), chromedp.SendKeys(chromedp.CSS(area), "Half a tho"),
+				chromedp.Evaluate[chromedp.Void](`document.querySelector(`+fmt.Sprintf("%q", area)+`).setSelectionRange(4, 4)`))
+			for i, id := range []string{ids[1], ids[0]} {
+				text := fmt.Sprintf("The agent's reply %d.", i)
+				mustTool(t, agent, "create_annotation", map[string]any{"parent_id": id, "content": text})
+				b.until("the reply shows", fmt.Sprintf(`document.querySelector("#thread-%s").textContent.includes(%q)`, id, text))
+				b.still()
+				state := read(b, "focus", chromedp.Evaluate[string](`(() => { const a = document.activeElement; return a.tagName + "|" + (a.closest("form") || {}).id + "|" + a.value + "|" + a.selectionStart; })()`))
+				if want := "TEXTAREA|reply-" + ids[0] + "|Half a tho|4"; state != want {
+					t.Fatalf("after the agent's reply %d the focus is %q, want %q", i, state, want)
+				}
+			}
+			b.do("keep typing", chromedp.KeyEvent("X"))
+			if v := read(b, "typed", chromedp.Value(chromedp.CSS(area))); v != "HalfX a tho" {
+				t.Fatalf("the reply reads %q", v)
+			}
+		})
+	}
+}
