@@ -129,3 +129,36 @@ func TestBrowserLiveUpdatesKeepTheFocus(t *testing.T) {
 		})
 	}
 }
+
+// Issue 23.4: a save onto a revision an agent replaced meanwhile merges
+// when the two changed different lines; on a true overlap the person sees
+// what differs, with their text kept.
+func TestBrowserSaveMergesAnAgentsWrite(t *testing.T) {
+	srv := startServe(t, "")
+	cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "2025-11-25")
+	mustTool(t, cs, "write_page", map[string]any{"path": "Notes.md", "content": "# Notes\n\none\ntwo\nthree\nfour\n"})
+	b := newBrowser(t)
+	b.signIn(srv, "/edit/Notes.md", `textarea[name=content]`)
+	b.do("the person edits line one", chromedp.SetValue(chromedp.CSS(`textarea[name=content]`), "# Notes\n\none, by the person\ntwo\nthree\nfour\n"))
+	mustTool(t, cs, "write_page", map[string]any{"path": "Notes.md", "content": "# Notes\n\none\ntwo\nthree\nfour, by the agent\n", "base_revision": 1})
+	b.do("save", chromedp.Click(chromedp.CSS(`button[value=save]`)), chromedp.WaitVisible(chromedp.CSS("article.page")))
+	got := structured(t, callTool(t, cs, "read_page", map[string]any{"path": "Notes.md"}))
+	if c := got["content"]; c != "# Notes\n\none, by the person\ntwo\nthree\nfour, by the agent\n" {
+		t.Fatalf("merged into %q", c)
+	}
+	if n := read(b, "notice", chromedp.Text(chromedp.CSS(".merged"))); !strings.Contains(n, "merged") {
+		t.Fatalf("the page says %q", n)
+	}
+
+	b.do("both edit line two", chromedp.Navigate(srv.URL+"/edit/Notes.md"), chromedp.WaitVisible(chromedp.CSS(`textarea[name=content]`)),
+		chromedp.SetValue(chromedp.CSS(`textarea[name=content]`), "# Notes\n\none, by the person\ntwo, as the person sees it\nthree\nfour, by the agent\n"))
+	mustTool(t, cs, "write_page", map[string]any{"path": "Notes.md", "content": "# Notes\n\none, by the person\ntwo, as the agent sees it\nthree\nfour, by the agent\n", "base_revision": 3})
+	b.do("save onto the overlap", chromedp.Click(chromedp.CSS(`button[value=save]`)), chromedp.WaitVisible(chromedp.CSS(".conflict .diff")))
+	diff := read(b, "diff", chromedp.Text(chromedp.CSS(".conflict .diff")))
+	if !strings.Contains(diff, "- two, as the agent sees it") || !strings.Contains(diff, "+ two, as the person sees it") || strings.Contains(diff, "three") && !strings.Contains(diff, "  three") {
+		t.Fatalf("the diff reads %q", diff)
+	}
+	if mine := read(b, "kept", chromedp.Value(chromedp.CSS(`form.editor textarea[name=content]`))); !strings.Contains(mine, "as the person sees it") {
+		t.Fatalf("the person's text became %q", mine)
+	}
+}

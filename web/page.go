@@ -41,6 +41,9 @@ type pageView struct {
 	LastEvent   int64 // the workspace's newest event when the page was read: live updates start after it
 	// Moved and MovedPages say what the move that led here rewrote.
 	Moved, MovedPages string
+	// Merged is the revision a save was based on when it merged with
+	// changes made meanwhile (?merged=).
+	Merged string
 	// Form is what the person typed in a form of this page that failed:
 	// the page comes back with it in place, and the error beside it.
 	Form pageForm
@@ -117,7 +120,8 @@ func (h *Handler) showPage(w http.ResponseWriter, r *http.Request, p string, for
 	}
 	v := pageView{Page: read.Page, HTML: template.HTML(out), ShowTitle: !strings.HasPrefix(strings.TrimSpace(out), "<h1"),
 		Tags: read.Page.Tags, Backlinks: links.Incoming, Folder: path.Dir(read.Page.Path),
-		Moved: r.URL.Query().Get("moved"), MovedPages: r.URL.Query().Get("pages"), Form: form}
+		Moved: r.URL.Query().Get("moved"), MovedPages: r.URL.Query().Get("pages"), Form: form,
+		Merged: r.URL.Query().Get("merged")}
 	if v.Folder == "." {
 		v.Folder = ""
 	}
