@@ -162,3 +162,44 @@ func TestBrowserSaveMergesAnAgentsWrite(t *testing.T) {
 		t.Fatalf("the person's text became %q", mine)
 	}
 }
+
+// Issue 23.3: anchored quotes are highlighted in the page text, each
+// highlight leading to its thread's card and the card back to it; an
+// orphaned thread has no highlight and stands apart.
+func TestBrowserHighlightsQuotes(t *testing.T) {
+	srv := startServe(t, "")
+	cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "2025-11-25")
+	agent := agentSession(t, srv, "claude")
+	mustTool(t, cs, "write_page", map[string]any{"path": "Ops.md", "content": opsPage})
+	var ids []string
+	for _, exact := range []string{"Backups run nightly with a simple copy", "Restores are tested monthly"} {
+		res := mustTool(t, agent, "create_annotation", map[string]any{"doc_path": "Ops.md", "quote": map[string]any{"exact": exact}, "content": "About " + exact, "status": "submitted"})
+		ids = append(ids, res["annotation"].(map[string]any)["id"].(string))
+	}
+	b := newBrowserSized(t, 1400, 900)
+	b.signIn(srv, "/pages/Ops.md", "#hl-"+ids[0])
+	marked := func(id string) string {
+		return read(b, "highlight", chromedp.Evaluate[string](`[...document.querySelectorAll('.markdown mark.highlight[data-thread="`+id+`"]')].map(m => m.textContent).join("")`))
+	}
+	if got := marked(ids[0]); got != "Backups run nightly with a simple copy" {
+		t.Fatalf("the first highlight reads %q", got)
+	}
+	if got := marked(ids[1]); got != "Restores are tested monthly" {
+		t.Fatalf("the second highlight reads %q", got)
+	}
+	b.do("the highlight leads to its thread", chromedp.Click(chromedp.ID("hl-"+ids[1])))
+	b.until("the card has the focus", `document.activeElement && document.activeElement.id === "thread-`+ids[1]+`" && location.hash === "#thread-`+ids[1]+`"`)
+	b.do("the card leads back", chromedp.Click(chromedp.CSS("#thread-"+ids[0]+" .to-highlight")))
+	b.until("at the highlight", `location.hash === "#hl-`+ids[0]+`"`)
+
+	mustTool(t, agent, "write_page", map[string]any{"path": "Ops.md", "content": strings.Replace(opsPage, "Restores are tested monthly.", "Nothing about restores.", 1), "base_revision": 1})
+	b.until("orphaned apart", `document.querySelector(".orphaned #thread-`+ids[1]+`") !== null`)
+	b.still()
+	b.until("highlighted again", `document.querySelectorAll('.markdown mark.highlight[data-thread="`+ids[1]+`"]').length === 0 && document.querySelector("#hl-`+ids[0]+`") !== null`)
+	if got := marked(ids[0]); got != "Backups run nightly with a simple copy" {
+		t.Fatalf("after the live update the first highlight reads %q", got)
+	}
+	if n := read(b, "orphan link", chromedp.Evaluate[int](`document.querySelectorAll(".orphaned .to-highlight").length`)); n != 0 {
+		t.Fatalf("an orphaned thread links to %d highlights", n)
+	}
+}
