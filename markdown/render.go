@@ -16,14 +16,17 @@ import (
 )
 
 // renderer turns Markdown into HTML for browsers: CommonMark with GitHub's
-// tables, strikethrough and task lists, heading IDs for #anchors. Raw HTML
+// tables, strikethrough and task lists, heading IDs for #anchors, and what
+// Obsidian and MkDocs vaults write (vault.go). Raw HTML
 // in a page is never passed through (goldmark leaves a comment in its
 // place), and links with javascript:, vbscript: or file: targets are
 // emptied: a page is text someone else wrote.
 var renderer = goldmark.New(
 	goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList),
-	goldmark.WithParserOptions(parser.WithAutoHeadingID()),
-	goldmark.WithRendererOptions(gmrenderer.WithNodeRenderers(util.Prioritized(lineBreaks{}, 100))),
+	goldmark.WithParserOptions(parser.WithAutoHeadingID(),
+		parser.WithBlockParsers(util.Prioritized(admonitions{}, 550)),
+		parser.WithASTTransformers(util.Prioritized(callouts{}, 100))),
+	goldmark.WithRendererOptions(gmrenderer.WithNodeRenderers(util.Prioritized(lineBreaks{}, 100), util.Prioritized(vaultRenderer{}, 100))),
 )
 
 // lineBreaks lets through the one piece of raw HTML a page may hold, a bare
@@ -83,12 +86,12 @@ func Render(body string, resolve func(Link) Target) (string, error) {
 	if err := renderer.Convert([]byte(src.String()), &out); err != nil {
 		return "", err
 	}
+	html := blockAnchors(out.Bytes())
 	if len(wikis) == 0 {
-		return out.String(), nil
+		return string(html), nil
 	}
 	// One pass over the HTML puts each wikilink in place of its mark (the
 	// first mark of each number, as a body could hold look-alikes).
-	html := out.Bytes()
 	var b strings.Builder
 	b.Grow(len(html) + len(wikis)*64)
 	used := make([]bool, len(wikis))
@@ -129,11 +132,27 @@ func wikiHTML(l Link, t Target) string {
 		}
 	}
 	class := "wikilink"
+	if l.Embed {
+		// ![[diagram.png]] shows the image; ![[Note#Section]] is a card
+		// leading to what it embeds.
+		if isImage(l.Target) && t.Href != "" {
+			alt := l.Alias
+			if alt == "" || strings.Trim(alt, "0123456789x") == "" { // |300, |300x200: a size in Obsidian
+				alt = l.Target
+			}
+			return `<img class="embed" src="` + html.EscapeString(t.Href) + `" alt="` + html.EscapeString(alt) + `">`
+		}
+		class += " embed-link"
+	}
 	if !t.Resolved {
 		class += " unresolved"
 	}
 	href := t.Href
-	if l.Heading != "" && href != "" {
+	switch {
+	case href == "" || l.Heading == "":
+	case strings.HasPrefix(l.Heading, "^"): // a block id, anchored as written
+		href += "#" + l.Heading
+	default:
 		href += "#" + headingID(l.Heading)
 	}
 	if href == "" {

@@ -113,7 +113,7 @@ func (p *page) replaceWikilinks(in []piece) []piece {
 			}
 			if !shown[i] {
 				shown[i] = true
-				out = append(out, piece{start: l.Start, end: l.Start, text: display(l), literal: true})
+				out = append(out, piece{start: l.Start, end: l.End, text: display(l), literal: true})
 			}
 			s = max(s, l.End)
 		}

@@ -3,6 +3,7 @@ package review
 import (
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/markdown"
@@ -36,9 +37,10 @@ func sectionPath(h markdown.Heading) string { return strings.Join(h.Path, " > ")
 // page is a parsed page body with its headings indexed by canonical path, so
 // that anchoring many threads costs a map lookup each, not a scan.
 type page struct {
-	body   string
-	doc    *markdown.Doc
-	byPath map[string]markdown.Heading
+	body    string
+	doc     *markdown.Doc
+	byPath  map[string]markdown.Heading
+	visible func() *markdown.Visible // read once, when a quote is not in the source
 }
 
 // newPage parses a page's content; its line numbers (in section errors) are
@@ -46,6 +48,7 @@ type page struct {
 func newPage(content string) *page {
 	_, body, doc := markdown.ParsePage(content)
 	p := &page{body: body, doc: doc, byPath: map[string]markdown.Heading{}}
+	p.visible = sync.OnceValue(func() *markdown.Visible { return markdown.NewVisible(body) })
 	dups := map[string]bool{}
 	for _, h := range p.doc.Headings {
 		k := sectionPath(h)
@@ -287,16 +290,22 @@ func locate(p *page, section string, q *atrium.Quote) (anchor, error) {
 	if q == nil || q.Exact == "" {
 		return a, nil
 	}
-	off := findExact(body, start, end, q, start)
-	if off < 0 {
+	off, qend := findExact(body, start, end, q, start), 0
+	if off >= 0 {
+		qend = off + len(q.Exact)
+	} else if s, e, ok := p.visible().Find(body, q.Exact, q.Prefix, q.Suffix, start, end); ok {
+		// The quote as the page shows it (a selection across bold, a
+		// link, code): anchored to the source it is shown from.
+		off, qend = s, e
+	} else {
 		where := "the page"
 		if a.section != "" {
 			where = "section " + a.section
 		}
-		return a, atrium.Errorf(atrium.EInvalid, "quote not found in %s: %q (quote text exactly as it appears)", where, clip(q.Exact))
+		return a, atrium.Errorf(atrium.EInvalid, "quote not found in %s: %q (quote the text as the page shows it, or as its Markdown has it)", where, clip(q.Exact))
 	}
 	a.offset = off
-	a.quote = quoteAt(body, off, off+len(q.Exact))
+	a.quote = quoteAt(body, off, qend)
 	if a.section == "" {
 		a.section = p.sectionAt(off)
 	}

@@ -170,3 +170,37 @@ func TestReanchoringKeepsTheEditedExtent(t *testing.T) {
 		}
 	})
 }
+
+// Issue 23.1: a quote is what people see. Selected across bold, a link and
+// code, it is found in the rendered text and anchored to its source range;
+// the quote with its markup works as before, and both stay anchored when
+// the page changes.
+func TestQuotesMatchTheRenderedText(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := newEnv(t, e)
+		const ops = "# Ops\n\n## Backups\n\nBackups run **nightly** with a [simple copy](https://example.com/copy) of the `atrium.db` file.\n"
+		if _, err := v.docs.WritePage(v.dan, pages.WriteRequest{Path: "Ops.md", Content: ops}); err != nil {
+			t.Fatal(err)
+		}
+		shown := v.create(v.clay, review.CreateRequest{DocPath: "Ops.md", Content: "How long do they take?", Quote: &atrium.Quote{Exact: "Backups run nightly"}})
+		if shown.Quote == nil || shown.Quote.Exact != "Backups run **nightly**" || shown.Section != "Ops > Backups" || shown.QuoteOffset != strings.Index(ops, "Backups run") {
+			t.Fatalf("rendered quote anchored as %+v %+v", shown, shown.Quote)
+		}
+		across := v.create(v.dan, review.CreateRequest{DocPath: "Ops.md", Section: "Backups", Content: "Which file?", Quote: &atrium.Quote{Exact: "simple copy of the atrium.db file", Prefix: "nightly with a "}})
+		if across.Quote.Exact != "[simple copy](https://example.com/copy) of the `atrium.db` file" {
+			t.Fatalf("quote across a link and code anchored as %q", across.Quote.Exact)
+		}
+		marked := v.create(v.dan, review.CreateRequest{DocPath: "Ops.md", Content: "Markup kept", Quote: &atrium.Quote{Exact: "Backups run **nightly**"}})
+		if marked.Quote.Exact != "Backups run **nightly**" {
+			t.Fatalf("the quote with markup anchored as %q", marked.Quote.Exact)
+		}
+		_, _, err := v.rev.Create(v.dan, review.CreateRequest{DocPath: "Ops.md", Content: "x", Quote: &atrium.Quote{Exact: "Backups run weekly"}})
+		wantCode(t, err, atrium.EInvalid)
+		v.rewrite("Ops.md", strings.Replace(ops, "## Backups\n\n", "## Backups\n\nA new first line.\n\n", 1))
+		for _, id := range []string{shown.UID, across.UID} {
+			if a := v.get(id); a.Orphaned || a.Section != "Ops > Backups" {
+				t.Fatalf("after an edit above: %+v", a)
+			}
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/internal/linediff"
 	"github.com/atrium-hq/atrium/pages"
 )
 
@@ -17,7 +18,8 @@ type editView struct {
 	Content  string // what the person is writing
 	Base     int64  // the revision it is based on; 0 for a new page
 	Preview  template.HTML
-	Conflict *atrium.Page // the store's newer version, when saving found one
+	Conflict *atrium.Page // the store's newer version, when saving found one that does not merge
+	Diff     []diffRow    // from that version to the person's text
 	// LastEvent is the workspace's newest event when the editor opened:
 	// its live notices start after it.
 	LastEvent int64
@@ -57,20 +59,51 @@ func (h *Handler) save(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := editorForm(r)
-	res, err := h.Services.Pages.WritePage(r.Context(), pages.WriteRequest{Path: v.Path, Content: v.Content, BaseRevision: v.Base})
+	ctx := r.Context()
+	res, err := h.Services.Pages.WritePage(ctx, pages.WriteRequest{Path: v.Path, Content: v.Content, BaseRevision: v.Base})
+	merged := false
 	if atrium.ErrorCode(err) == atrium.EConflict {
-		if cur, rerr := h.Services.Pages.ReadPage(r.Context(), pages.ReadRequest{Path: v.Path}); rerr == nil {
-			v.Conflict = &cur.Page
-			v.Base = cur.Page.Revision
+		if cur, rerr := h.Services.Pages.ReadPage(ctx, pages.ReadRequest{Path: v.Path}); rerr == nil {
+			// Someone wrote meanwhile. Their changes and the person's,
+			// each from the revision the editor opened, merge when they
+			// touch different lines; only a true overlap asks the person.
+			if text, ok := h.merge(r, v, cur.Page); ok {
+				res, err = h.Services.Pages.WritePage(ctx, pages.WriteRequest{Path: v.Path, Content: text, BaseRevision: cur.Page.Revision})
+				merged = err == nil
+			}
+			if !merged {
+				v.Conflict = &cur.Page
+				v.Base = cur.Page.Revision
+				lines, ok := linediff.Lines(cur.Page.Content, v.Content)
+				if ok {
+					v.Diff, _ = hunks(lines, diffContext)
+				}
+			}
 		}
-		h.renderError(w, r, err, "edit", &v)
-		return
 	}
 	if err != nil {
 		h.renderError(w, r, err, "edit", &v)
 		return
 	}
-	http.Redirect(w, r, pageURL(res.Page.Path), http.StatusSeeOther)
+	to := pageURL(res.Page.Path)
+	if merged {
+		to += "?merged=" + strconv.FormatInt(v.Base, 10)
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
+}
+
+// merge merges the person's text with the page as it now is, from the
+// revision their editor opened (base); ok false when the two changed the
+// same lines, or the base is not there to merge from.
+func (h *Handler) merge(r *http.Request, v editView, cur atrium.Page) (string, bool) {
+	if v.Base <= 0 || v.Base >= cur.Revision {
+		return "", false
+	}
+	base, err := h.Services.Pages.ReadPage(r.Context(), pages.ReadRequest{Path: v.Path, Revision: v.Base})
+	if err != nil {
+		return "", false
+	}
+	return linediff.Merge(base.Content, v.Content, cur.Content)
 }
 
 // editorForm is the editor as the person posted it.

@@ -41,13 +41,32 @@ type pageView struct {
 	LastEvent   int64 // the workspace's newest event when the page was read: live updates start after it
 	// Moved and MovedPages say what the move that led here rewrote.
 	Moved, MovedPages string
+	// Merged is the revision a save was based on when it merged with
+	// changes made meanwhile (?merged=).
+	Merged string
+	// Form is what the person typed in a form of this page that failed:
+	// the page comes back with it in place, and the error beside it.
+	Form pageForm
+}
+
+// pageForm is a review form of the page as the person posted it, when the
+// service refused it. Where says which form: "comment" (a new thread),
+// "reply" (to thread ID), "edit" (comment ID) or "summary" (the review).
+type pageForm struct {
+	Where, ID, Content string
+	Quote              *atrium.Quote
 }
 
 // page shows /pages/{path}: the rendered Markdown, its frontmatter as chips,
 // its folder beside it and what links to it.
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
-	p := r.PathValue("path")
-	if to := oldPageURL(r, p); to != "" {
+	h.showPage(w, r, r.PathValue("path"), pageForm{}, nil)
+}
+
+// showPage shows page p; after a form of it failed (failed is not nil), in
+// the status the error means, with form's text in place.
+func (h *Handler) showPage(w http.ResponseWriter, r *http.Request, p string, form pageForm, failed error) {
+	if to := oldPageURL(r, p); failed == nil && to != "" {
 		http.Redirect(w, r, to, http.StatusFound)
 		return
 	}
@@ -59,15 +78,24 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, fileURL(p), http.StatusFound)
 		return
 	}
+	// bail shows an error instead of the page; after a refused form, the
+	// form's error, with the person's text.
+	bail := func(err error) {
+		if failed != nil {
+			h.renderError(w, r, failed, "error", &errorView{Typed: form.Content})
+			return
+		}
+		h.fail(w, r, err)
+	}
 	ctx := r.Context()
 	read, err := h.Services.Pages.ReadPage(ctx, pages.ReadRequest{Path: p})
 	if err != nil {
-		h.fail(w, r, err)
+		bail(err)
 		return
 	}
 	links, err := h.Services.Pages.Links(ctx, read.Page.Path)
 	if err != nil {
-		h.fail(w, r, err)
+		bail(err)
 		return
 	}
 	targets := map[string]string{}
@@ -87,18 +115,19 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 		return markdown.Target{}
 	})
 	if err != nil {
-		h.fail(w, r, err)
+		bail(err)
 		return
 	}
 	v := pageView{Page: read.Page, HTML: template.HTML(out), ShowTitle: !strings.HasPrefix(strings.TrimSpace(out), "<h1"),
 		Tags: read.Page.Tags, Backlinks: links.Incoming, Folder: path.Dir(read.Page.Path),
-		Moved: r.URL.Query().Get("moved"), MovedPages: r.URL.Query().Get("pages")}
+		Moved: r.URL.Query().Get("moved"), MovedPages: r.URL.Query().Get("pages"), Form: form,
+		Merged: r.URL.Query().Get("merged")}
 	if v.Folder == "." {
 		v.Folder = ""
 	}
 	a := atrium.ActorFromContext(ctx)
 	if v.Tree, err = h.sidebar(r, read.Page); err != nil {
-		h.fail(w, r, err)
+		bail(err)
 		return
 	}
 	if a.Role != "" {
@@ -112,6 +141,12 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, r, err)
 			return
 		}
+		showQuotes(body, v.Threads, v.Orphaned)
+	}
+	if failed != nil {
+		placeForm(&v, failed)
+		h.renderError(w, r, failed, "page", &v)
+		return
 	}
 	h.render(w, r, http.StatusOK, "page", &v)
 }
@@ -150,7 +185,14 @@ func oldPageURL(r *http.Request, p string) string {
 
 // fail shows an error as a page, in the status its code means.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	h.renderError(w, r, err, "error", &view{})
+	h.renderError(w, r, err, "error", &errorView{})
+}
+
+// errorView is the error page; Typed is what the person wrote in a form
+// whose page cannot be shown, kept for them to copy.
+type errorView struct {
+	view
+	Typed string
 }
 
 // renderError shows page name with err's message and code, in the status

@@ -316,3 +316,33 @@ func TestFormsKeepLineBreaksAsTyped(t *testing.T) {
 		t.Fatalf("comment from a form: %q, quote %+v, orphaned %v", ann.Content, ann.Quote, ann.Orphaned)
 	}
 }
+
+// Issue 23.9: counts read as a person writes them, one or many.
+func TestPageCountsReadAsWritten(t *testing.T) {
+	s := newLiveSite(t, store.SQLite)
+	s.write(t, "A.md")
+	wim, _ := s.token(t, "wim", atrium.RoleWriter, "")
+	rev := s.rev(t)
+	for n, want := range []string{1: "Your 1 draft comment is visible only to you", 2: "Your 2 draft comments are visible only to you"} {
+		if n == 0 {
+			continue
+		}
+		{
+			if _, _, err := rev.Create(s.as(t, wim), review.CreateRequest{DocPath: "A.md", Content: fmt.Sprintf("thread %d", n)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if page := s.get(t, wim); !strings.Contains(page, want) {
+			t.Errorf("with %d drafts the page lacks %q:\n%s", n, want, between(page, `class="submit-review"`, `</form>`))
+		}
+	}
+	if _, _, page := s.send(t, "GET", "/search?q=md", wim, nil, nil); !strings.Contains(page, "1 page matches") {
+		t.Errorf("one search result: %s", between(page, `<main`, `</main>`))
+	}
+}
+
+func (s *liveSite) get(t *testing.T, token string) string {
+	t.Helper()
+	_, _, page := s.send(t, "GET", "/pages/A.md", token, nil, nil)
+	return page
+}

@@ -47,6 +47,9 @@ var funcs = template.FuncMap{
 	"browser":   browserName,
 	"who":       func(handle string, t atrium.AuthorType) who { return who{handle, t} },
 	"join":      strings.Join,
+	// count says how many of a thing, as a person writes it: "1 file",
+	// "2 files".
+	"count":     plural,
 	"kindWords": func(k atrium.InboxKind) string { return inboxWords[k] },
 	"statusWords": func(st atrium.TaskStatus) string {
 		if st == atrium.TaskInProgress {

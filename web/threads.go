@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/markdown"
 	"github.com/atrium-hq/atrium/review"
 )
 
@@ -14,6 +15,8 @@ type threadView struct {
 	Root    commentView
 	Replies []commentView
 	Mine    bool // the viewer may delete it: its author, or an admin
+	// Reply is the text of a reply to it that failed, kept; Error says why.
+	Reply, Error string
 }
 
 // commentView is one comment of a thread as the page shows it, and whether
@@ -26,8 +29,14 @@ type commentView struct {
 	ReviewUID                     string
 	Status                        atrium.AnnotationStatus
 	Quote                         *atrium.Quote
-	AI                            bool // written by an agent
-	Own                           bool
+	QuoteOffset                   int
+	// Shown is the quote as the page shows it: "run nightly" of
+	// "run **nightly**", which is what a person selected.
+	Shown string
+	AI    bool // written by an agent
+	Own   bool
+	// Edit is the text of an edit of it that failed, kept; Error says why.
+	Edit, Error string
 }
 
 // viewThread is a thread as the viewer a sees it: what they may edit and
@@ -35,7 +44,7 @@ type commentView struct {
 func viewThread(a *atrium.Actor, root atrium.Annotation, replies []atrium.Annotation) threadView {
 	own := func(x atrium.Annotation) commentView {
 		return commentView{UID: x.UID, DocPath: x.DocPath, Author: x.Author, Content: x.Content, ReviewUID: x.ReviewUID,
-			Status: x.Status, Quote: x.Quote, AI: x.AuthorType == atrium.AuthorAI, Own: x.Author == a.Principal.Handle}
+			Status: x.Status, Quote: x.Quote, QuoteOffset: x.QuoteOffset, AI: x.AuthorType == atrium.AuthorAI, Own: x.Author == a.Principal.Handle}
 	}
 	tv := threadView{Root: own(root), Mine: a.Role == atrium.RoleAdmin || root.Author == a.Principal.Handle}
 	if len(replies) > 0 {
@@ -96,10 +105,86 @@ func (h *Handler) comment(w http.ResponseWriter, r *http.Request) {
 	}
 	ann, _, err := h.Services.Review.Create(r.Context(), req)
 	if err != nil {
-		h.fail(w, r, err)
+		form := pageForm{Where: "comment", Content: req.Content, Quote: req.Quote}
+		if req.ParentID != "" {
+			form = pageForm{Where: "reply", ID: req.ParentID, Content: req.Content}
+		}
+		h.refused(w, r, req.DocPath, form, err)
 		return
 	}
 	back(w, r, ann.DocPath, threadAnchor(ann))
+}
+
+// refused shows page doc again after one of its forms failed, with what
+// the person typed in place and the error beside it: no error drops their
+// text. Without a page to show it on, the error page has the text.
+func (h *Handler) refused(w http.ResponseWriter, r *http.Request, doc string, form pageForm, err error) {
+	if doc == "" {
+		h.renderError(w, r, err, "error", &errorView{Typed: form.Content})
+		return
+	}
+	h.showPage(w, r, doc, form, err)
+}
+
+// placeForm puts a failed form's text and error where that form is: a
+// reply's in its thread, an edit's in its comment; the new comment's and
+// the summary's the template places itself.
+func placeForm(v *pageView, failed error) {
+	f := v.Form
+	msg := atrium.ErrorMessage(failed)
+	found := f.Where == "comment" || f.Where == "summary"
+	for _, list := range [][]threadView{v.Threads, v.Orphaned} {
+		for i := range list {
+			t := &list[i]
+			if f.Where == "reply" && t.Root.UID == f.ID {
+				t.Reply, t.Error, found = f.Content, msg, true
+			}
+			for _, c := range append([]*commentView{&t.Root}, replyPtrs(t)...) {
+				if f.Where == "edit" && c.UID == f.ID {
+					c.Edit, c.Error, found = f.Content, msg, true
+				}
+			}
+		}
+	}
+	if !found {
+		// Its thread is not on the page any more (deleted meanwhile): the
+		// text goes in the new comment's form, so that it is not lost.
+		v.Form = pageForm{Where: "comment", Content: f.Content}
+	}
+}
+
+func replyPtrs(t *threadView) []*commentView {
+	out := make([]*commentView, len(t.Replies))
+	for i := range t.Replies {
+		out[i] = &t.Replies[i]
+	}
+	return out
+}
+
+// showQuotes sets what each thread's quote looks like on the page: the
+// rendered text of the source it is anchored to, or for an orphaned one
+// (its source gone) its own text rendered.
+func showQuotes(body string, anchored, orphaned []threadView) {
+	var vis *markdown.Visible
+	for i := range anchored {
+		c := &anchored[i].Root
+		if q := c.Quote; q != nil {
+			if off := c.QuoteOffset; off >= 0 && off+len(q.Exact) <= len(body) && body[off:off+len(q.Exact)] == q.Exact {
+				if vis == nil {
+					vis = markdown.NewVisible(body)
+				}
+				c.Shown = vis.Slice(off, off+len(q.Exact))
+			}
+			if c.Shown == "" {
+				c.Shown = markdown.NewVisible(q.Exact).Text
+			}
+		}
+	}
+	for i := range orphaned {
+		if q := orphaned[i].Root.Quote; q != nil {
+			orphaned[i].Root.Shown = markdown.NewVisible(q.Exact).Text
+		}
+	}
 }
 
 func rootOf(a atrium.Annotation) string {
@@ -122,10 +207,12 @@ func (h *Handler) reopenThread(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) editComment(w http.ResponseWriter, r *http.Request) {
 	content := formText(r, "content")
-	edit := func(ctx context.Context, id string) (atrium.Annotation, error) {
-		return h.Services.Review.Edit(ctx, id, content)
+	ann, err := h.Services.Review.Edit(r.Context(), r.PathValue("id"), content)
+	if err != nil {
+		h.refused(w, r, r.PostFormValue("doc_path"), pageForm{Where: "edit", ID: r.PathValue("id"), Content: content}, err)
+		return
 	}
-	h.changeThread(w, r, edit, func(a atrium.Annotation) string { return "comment-" + a.UID })
+	back(w, r, ann.DocPath, "comment-"+ann.UID)
 }
 
 // changeThread makes change to comment {id}, then shows the page it is on
@@ -172,8 +259,9 @@ func (h *Handler) deleteThread(w http.ResponseWriter, r *http.Request) {
 // submitReview submits the person's draft comments on a page as a review.
 func (h *Handler) submitReview(w http.ResponseWriter, r *http.Request) {
 	doc := r.PostFormValue("doc_path")
-	if _, err := h.Services.Review.Submit(r.Context(), review.SubmitRequest{DocPath: doc, Summary: formText(r, "summary")}); err != nil {
-		h.fail(w, r, err)
+	summary := formText(r, "summary")
+	if _, err := h.Services.Review.Submit(r.Context(), review.SubmitRequest{DocPath: doc, Summary: summary}); err != nil {
+		h.refused(w, r, doc, pageForm{Where: "summary", Content: summary}, err)
 		return
 	}
 	back(w, r, doc, "threads")

@@ -84,7 +84,9 @@
     var still = active && !focused ? stableKey(active) : null;
     var caret = focused && typeof active.selectionStart === "number" ? [active.selectionStart, active.selectionEnd] : null;
     var typed = {}, opened = {};
-    old.querySelectorAll(FIELDS).forEach(function (f) { if (changed(f)) typed[fieldKey(f)] = f.value; });
+    // data-kept: the server put back text of a form it refused, which the
+    // fresh HTML does not have.
+    old.querySelectorAll(FIELDS).forEach(function (f) { if (changed(f) || f.hasAttribute("data-kept")) typed[fieldKey(f)] = f.value; });
     old.querySelectorAll("details[id]").forEach(function (d) { opened[d.id] = d.open; });
     fresh = document.importNode(fresh, true);
     var refocus = null;

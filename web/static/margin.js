@@ -35,6 +35,20 @@
     return null;
   }
 
+  // order puts the threads in list in the order given. Moving a node takes
+  // the focus out of it: a reply being typed in a moved thread gets its
+  // focus and caret back, so that the next keystroke lands where the person
+  // is typing (issue 23.2).
+  function order(list, els) {
+    var active = document.activeElement, caret = null;
+    if (active && list.contains(active) && typeof active.selectionStart === "number") caret = [active.selectionStart, active.selectionEnd, active.selectionDirection];
+    els.forEach(function (el) { list.appendChild(el); });
+    if (active && active !== document.activeElement && active.isConnected && list.contains(active)) {
+      active.focus({ preventScroll: true });
+      if (caret) try { active.setSelectionRange(caret[0], caret[1], caret[2]); } catch (err) { /* not a text field */ }
+    }
+  }
+
   function place() {
     var list = aside.querySelector('[data-live="threads"] .anchored');
     var body = document.querySelector("article.page .markdown");
@@ -49,7 +63,7 @@
       return { el: t, top: top === null ? Infinity : top, i: i };
     });
     placed.sort(function (a, b) { return a.top - b.top || a.i - b.i; });
-    placed.forEach(function (p) { list.appendChild(p.el); });
+    order(list, placed.map(function (p) { return p.el; }));
     placed.forEach(function (p) {
       if (p.top === Infinity) return;
       var now = p.el.getBoundingClientRect().top;
