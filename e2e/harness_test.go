@@ -83,9 +83,36 @@ var tokenRE = regexp.MustCompile(`atr_[A-Z0-9]+`)
 func startServe(t testing.TB, db string, args ...string) *server {
 	t.Helper()
 	s := &server{DataDir: t.TempDir(), DB: db}
-	t.Cleanup(func() { s.stop(t) })
+	t.Cleanup(func() {
+		s.stop(t)
+		checkServerLog(t, "atrium serve", s.stderr)
+	})
 	s.launch(t, args...)
 	return s
+}
+
+// faultRE matches the lines of a server's log that record a panic or an
+// internal error. Every surface answers those with a bland "internal", which
+// a test that accepts an error result would pass over; the log is where they
+// show.
+var faultRE = regexp.MustCompile(`panicked|level=ERROR msg="(tool failed|request failed|web request failed|render page)"`)
+
+// checkServerLog fails t when the log of a process it started recorded a
+// panic or an internal error.
+func checkServerLog(t testing.TB, what string, log *syncBuffer) {
+	t.Helper()
+	if log == nil {
+		return
+	}
+	var faults []string
+	for line := range strings.Lines(log.String()) {
+		if faultRE.MatchString(line) {
+			faults = append(faults, strings.TrimSpace(line))
+		}
+	}
+	if len(faults) > 0 {
+		t.Errorf("%s logged %d panic(s) or internal error(s):\n%s", what, len(faults), strings.Join(faults, "\n"))
+	}
 }
 
 // restart starts the server again on the same data folder and db, after it
@@ -99,7 +126,11 @@ func (s *server) restart(t testing.TB, args ...string) {
 // its admin token).
 func (s *server) launch(t testing.TB, args ...string) {
 	t.Helper()
-	s.stderr, s.done = &syncBuffer{}, make(chan error, 1)
+	// The log accumulates over restarts: checkServerLog reads all of it.
+	if s.stderr == nil {
+		s.stderr = &syncBuffer{}
+	}
+	s.done = make(chan error, 1)
 	full := append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)
 	s.cmd = exec.Command(binary, s.globalArgs(full...)...)
 	s.cmd.Env = cleanEnv()
@@ -292,6 +323,8 @@ func connectStdio(t *testing.T, env []string, args ...string) *mcp.ClientSession
 	if err != nil {
 		t.Fatalf("start atrium mcp: %v\n%s", err, stderr)
 	}
+	// Cleanups run last first: the log is read once the process has ended.
+	t.Cleanup(func() { checkServerLog(t, "atrium mcp", stderr) })
 	t.Cleanup(func() { cs.Close() })
 	return cs
 }
@@ -370,5 +403,6 @@ func startMCP(t *testing.T, srv *server, agent string) *mcpProcess {
 		t.Fatal(err)
 	}
 	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() { checkServerLog(t, "atrium mcp", p.stderr) })
 	return p
 }

@@ -52,6 +52,7 @@ func startStdio(t *testing.T, workDir string, env []string, args ...string) *std
 		p.exited <- p.cmd.Wait()
 	}()
 	t.Cleanup(func() {
+		checkServerLog(t, "atrium mcp", p.stderr)
 		p.stdin.Close()
 		if p.cmd.ProcessState == nil {
 			p.cmd.Process.Kill()
