@@ -68,6 +68,18 @@ func main() {
 		fmt.Fprintln(os.Stderr, "testreport:", err)
 		failed = true
 	}
+	// Tests that never ended: running when their binary died (a timeout, a
+	// crash). Their output is the clue.
+	var unfinished []string
+	for key, out := range outputs {
+		if len(out) > 0 {
+			unfinished = append(unfinished, fmt.Sprintf("--- UNFINISHED: %s\n%s", key, strings.Join(out, "")))
+		}
+	}
+	slices.Sort(unfinished)
+	for _, u := range unfinished {
+		fmt.Print(u)
+	}
 	slices.Sort(skips)
 	fmt.Printf("\n== skipped: %d test(s)\n", len(skips))
 	for _, s := range skips {
