@@ -31,14 +31,18 @@ test-race:
 # The standing reliability suite, fuller variants: concurrency, crash
 # durability, isolation, resource hygiene (TestReliability…); the in-process
 # concurrency test only under -race (its fast variant: the race build is the cost);
-# the e2e tests' server binary is built with -race (ATRIUM_E2E_RACE=1);
+# the concurrent-writer tests again, fast variants, against servers built with
+# -race (ATRIUM_E2E_RACE=1; the full variants overran 8 minutes under -race);
 # then the bounded fuzzing run when scripts/fuzz.sh exists. Ends with every
 # RELIABILITY line the tests logged. Bounded to fit in 5 minutes on 2 cores.
+RACE_E2E := ^(TestReliabilityConcurrency|TestReliabilityTasks|TestReliabilityThreeSurfaceWriters)$$
 RELIABILITY_LOG ?= $(or $(TMPDIR),/tmp)/atrium-reliability.log
 reliability:
 	@rm -f $(RELIABILITY_LOG) $(RELIABILITY_LOG).rc; \
-	{ ATRIUM_RELIABILITY=full ATRIUM_E2E_RACE=1 $(GO) test -count=1 -v -timeout 8m -run 'TestReliability' -skip 'TestReliabilityConcurrencyInProcess' ./... 2>&1; echo $$? >$(RELIABILITY_LOG).rc; } | tee $(RELIABILITY_LOG); \
+	{ ATRIUM_RELIABILITY=full $(GO) test -count=1 -v -timeout 8m -run 'TestReliability' -skip 'TestReliabilityConcurrencyInProcess' ./... 2>&1; echo $$? >$(RELIABILITY_LOG).rc; } | tee $(RELIABILITY_LOG); \
 	status=$$(cat $(RELIABILITY_LOG).rc); \
+	{ ATRIUM_E2E_RACE=1 $(GO) test -count=1 -v -timeout 6m -run '$(RACE_E2E)' ./e2e/ 2>&1; echo $$? >$(RELIABILITY_LOG).rc; } | tee -a $(RELIABILITY_LOG); \
+	[ "$$(cat $(RELIABILITY_LOG).rc)" = 0 ] || status=1; \
 	{ $(GO) test -race -count=1 -v -timeout 5m -run 'TestReliabilityConcurrencyInProcess' ./e2e/ 2>&1; echo $$? >$(RELIABILITY_LOG).rc; } | tee -a $(RELIABILITY_LOG); \
 	[ "$$(cat $(RELIABILITY_LOG).rc)" = 0 ] || status=1; \
 	if [ -f scripts/fuzz.sh ]; then \

@@ -27,7 +27,10 @@ import (
 	"github.com/atrium-hq/atrium/store/storetest"
 )
 
-var binary string // the atrium binary under test
+var (
+	binary       string // the atrium binary under test
+	serverBinary string // the one that serves (serve, mcp): binary, or its -race build
+)
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "atrium-e2e-")
@@ -35,18 +38,22 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "atrium")
-	// ATRIUM_E2E_RACE=1 (make reliability) builds the server with the race
-	// detector: the binary under load is where its races would be.
-	buildArgs := []string{"build", "-o", binary}
+	binary, serverBinary = filepath.Join(dir, "atrium"), filepath.Join(dir, "atrium")
+	builds := [][]string{{"build", "-o", binary}}
+	// ATRIUM_E2E_RACE=1 (make reliability) has the servers (serve and mcp)
+	// built with the race detector: the binary under load is where its
+	// races would be. The CLI's commands (imports, tokens) stay fast.
 	if os.Getenv("ATRIUM_E2E_RACE") == "1" {
-		buildArgs = append(buildArgs, "-race")
+		serverBinary = filepath.Join(dir, "atrium-race")
+		builds = append(builds, []string{"build", "-race", "-o", serverBinary})
 	}
-	build := exec.Command("go", append(buildArgs, "github.com/atrium-hq/atrium/cmd/atrium")...)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build atrium:", err)
-		os.Exit(1)
+	for _, args := range builds {
+		build := exec.Command("go", append(args, "github.com/atrium-hq/atrium/cmd/atrium")...)
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "build atrium:", err)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -151,7 +158,7 @@ func (s *server) launch(t testing.TB, args ...string) {
 	}
 	s.done = make(chan error, 1)
 	full := append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)
-	s.cmd = exec.Command(binary, s.globalArgs(full...)...)
+	s.cmd = exec.Command(serverBinary, s.globalArgs(full...)...)
 	s.cmd.Env = cleanEnv()
 	s.cmd.Stderr = s.stderr
 	out, err := s.cmd.StdoutPipe()
@@ -334,7 +341,7 @@ func connectStdio(t *testing.T, env []string, args ...string) *mcp.ClientSession
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.Command(binary, append(args, "mcp")...)
+	cmd := exec.Command(serverBinary, append(args, "mcp")...)
 	cmd.Env = append(cleanEnv(), env...)
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
@@ -408,7 +415,7 @@ type mcpProcess struct {
 // startMCP starts `atrium mcp` over srv's store as principal agent.
 func startMCP(t *testing.T, srv *server, agent string) *mcpProcess {
 	t.Helper()
-	p := &mcpProcess{cmd: exec.Command(binary, srv.globalArgs("mcp")...), stderr: &syncBuffer{}, done: make(chan error, 1)}
+	p := &mcpProcess{cmd: exec.Command(serverBinary, srv.globalArgs("mcp")...), stderr: &syncBuffer{}, done: make(chan error, 1)}
 	p.cmd.Env = append(cleanEnv(), "ATRIUM_AGENT="+agent)
 	p.cmd.Stderr = p.stderr
 	var err error
