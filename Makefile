@@ -12,22 +12,37 @@ build:
 
 # PostgreSQL cases run when a server answers (ATRIUM_TEST_POSTGRES, or the local
 # one); CI sets ATRIUM_REQUIRE_POSTGRES=1 so that they cannot skip.
+#
+# Then the e2e suite's core (pages, review, tasks, trash, isolation) runs again
+# with the server on PostgreSQL (the rest of the suite meets it only where a
+# test asks). The output is filtered (scripts/testreport): package results,
+# the output of failed tests, and last every test that skipped, with why.
+E2E_CORE := TestPageSubscriptionsHearEverySurface|TestReviewLifecycleWithMcporter|TestAnnotationSubscriptions|TestTasksExampleFlowWithMcporter|TestEveryToolStaysInItsWorkspace|TestReliabilityIsolation|TestTrashThroughEverySurface
 test:
-	$(GO) test -count=1 -timeout 20m ./...
+	@rc=$$(mktemp); \
+	{ $(GO) test -json -count=1 -timeout 20m ./... 2>&1 || echo fail >>$$rc; \
+	  ATRIUM_E2E_ENGINE=postgres $(GO) test -json -count=1 -timeout 10m -run '^($(E2E_CORE))$$' ./e2e 2>&1 || echo fail >>$$rc; } \
+	| $(GO) run ./scripts/testreport; status=$$?; \
+	[ -s $$rc ] && status=1; rm -f $$rc; exit $$status
 
 test-race:
-	$(GO) test -count=1 -race -timeout 30m ./...
+	ATRIUM_E2E_RACE=1 $(GO) test -count=1 -race -timeout 30m ./...
 
 # The standing reliability suite, fuller variants: concurrency, crash
 # durability, isolation, resource hygiene (TestReliability…); the in-process
 # concurrency test only under -race (its fast variant: the race build is the cost);
+# the concurrent-writer tests again, fast variants, against servers built with
+# -race (ATRIUM_E2E_RACE=1; the full variants overran 8 minutes under -race);
 # then the bounded fuzzing run when scripts/fuzz.sh exists. Ends with every
-# RELIABILITY line the tests logged. Bounded to fit in 5 minutes on 2 cores.
+# RELIABILITY line the tests logged. About 7 minutes on 2 cores.
+RACE_E2E := ^(TestReliabilityConcurrency|TestReliabilityTasks|TestReliabilityThreeSurfaceWriters)$$
 RELIABILITY_LOG ?= $(or $(TMPDIR),/tmp)/atrium-reliability.log
 reliability:
 	@rm -f $(RELIABILITY_LOG) $(RELIABILITY_LOG).rc; \
 	{ ATRIUM_RELIABILITY=full $(GO) test -count=1 -v -timeout 8m -run 'TestReliability' -skip 'TestReliabilityConcurrencyInProcess' ./... 2>&1; echo $$? >$(RELIABILITY_LOG).rc; } | tee $(RELIABILITY_LOG); \
 	status=$$(cat $(RELIABILITY_LOG).rc); \
+	{ ATRIUM_E2E_RACE=1 $(GO) test -count=1 -v -timeout 6m -run '$(RACE_E2E)' ./e2e/ 2>&1; echo $$? >$(RELIABILITY_LOG).rc; } | tee -a $(RELIABILITY_LOG); \
+	[ "$$(cat $(RELIABILITY_LOG).rc)" = 0 ] || status=1; \
 	{ $(GO) test -race -count=1 -v -timeout 5m -run 'TestReliabilityConcurrencyInProcess' ./e2e/ 2>&1; echo $$? >$(RELIABILITY_LOG).rc; } | tee -a $(RELIABILITY_LOG); \
 	[ "$$(cat $(RELIABILITY_LOG).rc)" = 0 ] || status=1; \
 	if [ -f scripts/fuzz.sh ]; then \

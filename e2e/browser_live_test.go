@@ -72,7 +72,10 @@ func TestBrowserShowsAgentsReviewWorkLive(t *testing.T) {
 	// The agent's usual flow: a draft (which nobody else sees), then
 	// submit_review.
 	mustTool(t, agent, "create_annotation", map[string]any{"doc_path": "Plan.md", "content": "The browser needs the storage first anyway.", "quote": map[string]any{"exact": "Then the browser"}})
-	time.Sleep(500 * time.Millisecond)
+	// A change everyone sees, made after the draft: once it shows, the
+	// draft would have shown too.
+	mustTool(t, agent, "edit_page", map[string]any{"path": "Plan.md", "operations": []map[string]any{{"op": "append", "text": "Marker after the draft."}}})
+	b.until("the edit made after the draft shows", `document.querySelector("main").innerText.includes("Marker after the draft.")`)
 	if n := read(b, "threads before the submit", chromedp.Evaluate[int](`document.querySelectorAll(".thread").length`)); n != 1 {
 		t.Fatalf("%d threads show before the agent submits its draft, want 1", n)
 	}
@@ -113,7 +116,10 @@ func TestBrowserShowsAgentsReviewWorkLive(t *testing.T) {
 // How long an agent's write takes to show in a browser that has the page
 // open: about 20 samples of the kinds of write a person watches for (an
 // edit of the page, a new thread, a reply, a resolve), from the MCP call
-// to the change on screen. Reported, never asserted.
+// to the change on screen. Reported; the README's "within a second" is
+// asserted with room for a loaded machine: every sample within 5 s.
+const liveBound = 5 * time.Second
+
 func TestBrowserLiveLatency(t *testing.T) {
 	srv := startServe(t, "")
 	cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "2025-11-25")
@@ -149,6 +155,9 @@ func TestBrowserLiveLatency(t *testing.T) {
 		lat = append(lat, time.Since(start))
 	}
 	slices.Sort(lat)
+	if worst := lat[len(lat)-1]; worst > liveBound {
+		t.Errorf("an agent's write took %v to show in the open page, want within %v (the README promises a second)", worst.Round(time.Millisecond), liveBound)
+	}
 	p := func(q float64) time.Duration { return lat[int(q*float64(len(lat)-1)+0.5)].Round(time.Millisecond) }
 	t.Logf("agent write to open browser over %d samples: p50 %v, p95 %v, max %v", len(lat), p(0.5), p(0.95), lat[len(lat)-1].Round(time.Millisecond))
 	report(t, "live-latency", "samples", len(lat), "p50", p(0.5), "p95", p(0.95), "max", lat[len(lat)-1].Round(time.Millisecond))

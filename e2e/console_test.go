@@ -293,6 +293,23 @@ func collect(updates <-chan string, wait time.Duration) []string {
 	}
 }
 
+// until collects what arrives on updates before marker (ok), or in 30 s
+// without it.
+func until(updates <-chan string, marker string) (before []string, ok bool) {
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case got := <-updates:
+			if got == marker {
+				return before, true
+			}
+			before = append(before, got)
+		case <-deadline:
+			return before, false
+		}
+	}
+}
+
 // drain empties updates of what arrived so far.
 func drain(updates <-chan string) {
 	for {

@@ -447,4 +447,17 @@ func TestReadOnlyListsOnlyReadOnlyTools(t *testing.T) {
 	if n == 0 {
 		t.Fatal("no tools listed")
 	}
+	// Unlisted is not enough: a client that calls a write tool by name is
+	// refused, and nothing is written.
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "write_page", Arguments: map[string]any{"path": "Written.md", "content": "read-only was not"}})
+	if err == nil && !res.IsError {
+		t.Fatalf("--read-only ran write_page: %+v", res.StructuredContent)
+	}
+	read, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_page", Arguments: map[string]any{"path": "Written.md"}})
+	if err != nil || !read.IsError {
+		t.Fatalf("after a refused write_page, read_page found it: %v %+v", err, read)
+	}
+	if m, _ := asMap(read.StructuredContent); m["code"] != "not_found" {
+		t.Errorf("read_page of the refused write: %v, want not_found", read.StructuredContent)
+	}
 }

@@ -23,6 +23,14 @@ func TestPageSubscriptionsHearEverySurface(t *testing.T) {
 	if err := sub.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
 		t.Fatal(err)
 	}
+	// The marker page closes the negative check at the end.
+	if res := callTool(t, writer, "write_page", map[string]any{"path": "Team/Marker.md", "content": "marker"}); res.IsError {
+		t.Fatal(res.Content)
+	}
+	const markerURI = "atrium://pages/Team/Marker.md"
+	if err := sub.Subscribe(ctx, &mcp.SubscribeParams{URI: markerURI}); err != nil {
+		t.Fatal(err)
+	}
 	read, err := sub.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 	if err != nil || read.Contents[0].Text != "# Plan" || read.Contents[0].MIMEType != "text/markdown" {
 		t.Fatalf("read resource: %+v %v", read, err)
@@ -71,10 +79,15 @@ func TestPageSubscriptionsHearEverySurface(t *testing.T) {
 	if _, errOut, code := srv.cli(t, []string{"ATRIUM_AGENT=cli", "ATRIUM_WORKSPACE=elsewhere"}, "call", "write_page", "path=Team/Plan.md", "content=other"); code != 0 {
 		t.Fatal(errOut)
 	}
-	select {
-	case got := <-updates:
-		t.Fatalf("notified of another workspace's change: %s", got)
-	case <-time.After(time.Second):
+	// Then a change of this workspace's marker page, by the same route: a
+	// notification of the other workspace's change would come before it.
+	if _, errOut, code := srv.cli(t, []string{"ATRIUM_AGENT=cli"}, "call", "edit_page", "path=Team/Marker.md", `operations=[{"op":"append","text":"after"}]`); code != 0 {
+		t.Fatal(errOut)
+	}
+	if before, ok := until(updates, markerURI); !ok {
+		t.Fatalf("no notification of the marker page: %v", before)
+	} else if len(before) > 0 {
+		t.Fatalf("notified of another workspace's change: %v", before)
 	}
 	final, err := sub.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 	if err != nil || !strings.Contains(final.Contents[0].Text, "- from the CLI") {

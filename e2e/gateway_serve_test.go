@@ -70,8 +70,12 @@ func TestGatewayServeReloadAndShutdown(t *testing.T) {
 		}
 		return false
 	}
-	if !sleeping() {
-		t.Fatalf("the grandchild is not running: %v", marked(mark))
+	// The shell forks the grandchild before it execs the server, but the
+	// child may not have become "sleep" yet: wait for it.
+	for deadline := time.Now().Add(15 * time.Second); !sleeping(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the grandchild is not running: %v", marked(mark))
+		}
 	}
 	for len(changed) > 0 {
 		<-changed

@@ -23,9 +23,14 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/atrium-hq/atrium/store/storetest"
 )
 
-var binary string // the atrium binary under test
+var (
+	binary       string // the atrium binary under test
+	serverBinary string // the one that serves (serve, mcp): binary, or its -race build
+)
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "atrium-e2e-")
@@ -33,12 +38,22 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "atrium")
-	build := exec.Command("go", "build", "-o", binary, "github.com/atrium-hq/atrium/cmd/atrium")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build atrium:", err)
-		os.Exit(1)
+	binary, serverBinary = filepath.Join(dir, "atrium"), filepath.Join(dir, "atrium")
+	builds := [][]string{{"build", "-o", binary}}
+	// ATRIUM_E2E_RACE=1 (make reliability) has the servers (serve and mcp)
+	// built with the race detector: the binary under load is where its
+	// races would be. The CLI's commands (imports, tokens) stay fast.
+	if os.Getenv("ATRIUM_E2E_RACE") == "1" {
+		serverBinary = filepath.Join(dir, "atrium-race")
+		builds = append(builds, []string{"build", "-race", "-o", serverBinary})
+	}
+	for _, args := range builds {
+		build := exec.Command("go", append(args, "github.com/atrium-hq/atrium/cmd/atrium")...)
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "build atrium:", err)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -80,12 +95,50 @@ var tokenRE = regexp.MustCompile(`atr_[A-Z0-9]+`)
 
 // startServe starts `atrium serve` on a free loopback port with a fresh data
 // folder (and db, if not empty) and stops it when t ends.
+//
+// With ATRIUM_E2E_ENGINE=postgres, a test that leaves the db to the default
+// gets a fresh PostgreSQL schema instead: `make test` runs the suite's core
+// a second time so, on the engine most of the suite never meets.
 func startServe(t testing.TB, db string, args ...string) *server {
 	t.Helper()
+	if db == "" && os.Getenv("ATRIUM_E2E_ENGINE") == "postgres" {
+		db = storetest.PostgresDSN(t)
+	}
 	s := &server{DataDir: t.TempDir(), DB: db}
-	t.Cleanup(func() { s.stop(t) })
+	t.Cleanup(func() {
+		s.stop(t)
+		checkServerLog(t, "atrium serve", s.stderr)
+	})
 	s.launch(t, args...)
 	return s
+}
+
+// faultRE matches the lines of a server's log that record a panic or an
+// internal error. Every surface answers those with a bland "internal", which
+// a test that accepts an error result would pass over; the log is where they
+// show.
+var faultRE = regexp.MustCompile(`panicked|WARNING: DATA RACE|level=ERROR msg="(tool failed|request failed|web request failed|render page)"`)
+
+var abandonedRE = regexp.MustCompile(`err="[^"]*context canceled"`)
+
+// checkServerLog fails t when the log of a process it started recorded a
+// panic or an internal error.
+func checkServerLog(t testing.TB, what string, log *syncBuffer) {
+	t.Helper()
+	if log == nil {
+		return
+	}
+	var faults []string
+	for line := range strings.Lines(log.String()) {
+		// A request its client gave up (a browser that navigated on) is
+		// none of the server's faults, though web logs it at ERROR.
+		if faultRE.MatchString(line) && !abandonedRE.MatchString(line) {
+			faults = append(faults, strings.TrimSpace(line))
+		}
+	}
+	if len(faults) > 0 {
+		t.Errorf("%s logged %d panic(s) or internal error(s):\n%s", what, len(faults), strings.Join(faults, "\n"))
+	}
 }
 
 // restart starts the server again on the same data folder and db, after it
@@ -99,9 +152,13 @@ func (s *server) restart(t testing.TB, args ...string) {
 // its admin token).
 func (s *server) launch(t testing.TB, args ...string) {
 	t.Helper()
-	s.stderr, s.done = &syncBuffer{}, make(chan error, 1)
+	// The log accumulates over restarts: checkServerLog reads all of it.
+	if s.stderr == nil {
+		s.stderr = &syncBuffer{}
+	}
+	s.done = make(chan error, 1)
 	full := append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)
-	s.cmd = exec.Command(binary, s.globalArgs(full...)...)
+	s.cmd = exec.Command(serverBinary, s.globalArgs(full...)...)
 	s.cmd.Env = cleanEnv()
 	s.cmd.Stderr = s.stderr
 	out, err := s.cmd.StdoutPipe()
@@ -284,7 +341,7 @@ func connectStdio(t *testing.T, env []string, args ...string) *mcp.ClientSession
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.Command(binary, append(args, "mcp")...)
+	cmd := exec.Command(serverBinary, append(args, "mcp")...)
 	cmd.Env = append(cleanEnv(), env...)
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
@@ -292,6 +349,8 @@ func connectStdio(t *testing.T, env []string, args ...string) *mcp.ClientSession
 	if err != nil {
 		t.Fatalf("start atrium mcp: %v\n%s", err, stderr)
 	}
+	// Cleanups run last first: the log is read once the process has ended.
+	t.Cleanup(func() { checkServerLog(t, "atrium mcp", stderr) })
 	t.Cleanup(func() { cs.Close() })
 	return cs
 }
@@ -356,7 +415,7 @@ type mcpProcess struct {
 // startMCP starts `atrium mcp` over srv's store as principal agent.
 func startMCP(t *testing.T, srv *server, agent string) *mcpProcess {
 	t.Helper()
-	p := &mcpProcess{cmd: exec.Command(binary, srv.globalArgs("mcp")...), stderr: &syncBuffer{}, done: make(chan error, 1)}
+	p := &mcpProcess{cmd: exec.Command(serverBinary, srv.globalArgs("mcp")...), stderr: &syncBuffer{}, done: make(chan error, 1)}
 	p.cmd.Env = append(cleanEnv(), "ATRIUM_AGENT="+agent)
 	p.cmd.Stderr = p.stderr
 	var err error
@@ -370,5 +429,6 @@ func startMCP(t *testing.T, srv *server, agent string) *mcpProcess {
 		t.Fatal(err)
 	}
 	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() { checkServerLog(t, "atrium mcp", p.stderr) })
 	return p
 }

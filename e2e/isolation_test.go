@@ -69,6 +69,11 @@ func TestEveryToolStaysInItsWorkspace(t *testing.T) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			res := callTool(t, betaSession, name, aim[name])
+			// Any refusal passes the sweep, but not a panic or a failure
+			// inside: those answer "internal" (and fail the server's log).
+			if m, ok := asMap(res.StructuredContent); ok && res.IsError && m["code"] == "internal" {
+				t.Errorf("%s(%v) failed inside the server: %v", name, aim[name], m)
+			}
 			b, _ := json.Marshal(res)
 			if s := string(b); strings.Contains(s, "alpha") || strings.Contains(s, "alice-marker") {
 				t.Fatalf("%s shows workspace alpha to a caller of beta: %s", name, s)

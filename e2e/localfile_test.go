@@ -52,6 +52,7 @@ func startStdio(t *testing.T, workDir string, env []string, args ...string) *std
 		p.exited <- p.cmd.Wait()
 	}()
 	t.Cleanup(func() {
+		checkServerLog(t, "atrium mcp", p.stderr)
 		p.stdin.Close()
 		if p.cmd.ProcessState == nil {
 			p.cmd.Process.Kill()
@@ -132,7 +133,7 @@ func TestAttachmentFromFIFOIsRefused(t *testing.T) {
 		t.Run(end, func(t *testing.T) {
 			work := t.TempDir()
 			if err := syscall.Mkfifo(filepath.Join(work, "pipe.png"), 0o600); err != nil {
-				t.Skipf("mkfifo: %v", err)
+				t.Fatalf("mkfifo: %v", err)
 			}
 			if err := os.WriteFile(filepath.Join(work, "ok.png"), []byte("png"), 0o600); err != nil {
 				t.Fatal(err)

@@ -250,17 +250,38 @@ func TestReliabilityIsolation(t *testing.T) {
 				_ = cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri}) // a refused one is no leak
 			}
 		}
+		// Each ends listening with a page of their own workspace changed after
+		// alice's changes: a leak would have come before it.
+		markers := map[string]*mcp.ClientSession{"Bob marker.md": bobSub, "Rita marker.md": as}
+		for page, cs := range markers {
+			if res := callTool(t, cs, "write_page", map[string]any{"path": page, "content": "marker"}); res.IsError {
+				t.Fatalf("write %s: %v", page, res.Content)
+			}
+		}
+		if err := bobSub.Subscribe(context.Background(), &mcp.SubscribeParams{URI: "atrium://pages/Bob marker.md"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := ritaSub.Subscribe(context.Background(), &mcp.SubscribeParams{URI: "atrium://pages/Rita marker.md"}); err != nil {
+			t.Fatal(err)
+		}
 		mustOK("update_todo", map[string]any{"id": "todo_2", "progress": 50, "statusDesc": privateMarker})
 		mustOK("update_plan", map[string]any{"content": privateMarker + " plan, again"})
 		mustOK("update_draft", map[string]any{"content": privateMarker + " draft, again"})
 		mustOK("add_progress_item", map[string]any{"description": privateMarker + " more"})
 		mustOK("add_todo_file", map[string]any{"id": "todo_2", "file": map[string]any{"name": "u.txt", "content": "x"}})
 		callTool(t, connectHTTP(t, srv.URL+"/w/alpha/mcp", alice, "2025-11-25"), "whoami", nil) // a session joins alpha
-		time.Sleep(time.Second)
-		if heard := collect(bobHeard, time.Second); len(heard) > 0 {
+		for page, cs := range markers {
+			mustTool(t, cs, "edit_page", map[string]any{"path": page, "operations": []map[string]any{{"op": "append", "text": "after alice's changes"}}})
+		}
+		if heard, ok := until(bobHeard, "atrium://pages/Bob marker.md"); !ok {
+			bad("beta's admin never heard of his own marker page: %v", heard)
+		} else if len(heard) > 0 {
 			bad("beta's admin heard of alpha's changes: %v", heard)
 		}
-		ritaGot := collect(ritaHeard, 0)
+		ritaGot, ok := until(ritaHeard, "atrium://pages/Rita marker.md")
+		if !ok {
+			bad("alpha's reader never heard of the marker page: %v", ritaGot)
+		}
 		for _, uri := range ritaGot {
 			if uri == "atrium://todos" || uri == "atrium://plan" || uri == "atrium://draft" || uri == "atrium://progress" {
 				bad("alpha's reader was notified of %s, which is alice's desk", uri)

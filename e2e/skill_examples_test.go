@@ -28,6 +28,9 @@ import (
 func TestSkillExamplesRun(t *testing.T) {
 	for _, tool := range []string{"bash", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("ATRIUM_REQUIRE_TOOLS") == "1" {
+				t.Fatalf("the skill's examples need %s, required (ATRIUM_REQUIRE_TOOLS=1) but missing: %v", tool, err)
+			}
 			t.Skipf("the skill's examples need %s: %v", tool, err)
 		}
 	}

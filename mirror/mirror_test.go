@@ -93,16 +93,33 @@ func (v *env) page(path string) (atrium.Page, bool) {
 	return r.Page, true
 }
 
-// eventually waits up to a few seconds for cond; the mirror works in the background.
+// eventually waits for cond; the mirror works in the background. The bound
+// is only against a hang: on a loaded machine a flush and its write back
+// have taken more than 5 s.
 func (v *env) eventually(what string, cond func() bool) {
 	v.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			v.t.Fatalf("timed out waiting for: %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// settle returns once the mirror has dealt with everything that happened
+// before it was called, both ways: a file written after it becomes a page
+// (the folder's changes are flushed together and in order), then a page
+// written after that lands as a file (the store's events come in order).
+// A negative check made after it has seen every event that came earlier.
+func (v *env) settle() {
+	v.t.Helper()
+	n := time.Now().UnixNano()
+	folder, store := fmt.Sprintf("zz-settle-folder-%d.md", n), fmt.Sprintf("zz-settle-store-%d.md", n)
+	v.writeFile(folder, "settle")
+	v.eventually("the folder's marker in the store", func() bool { _, ok := v.page(folder); return ok })
+	v.write(store, "settle")
+	v.eventually("the store's marker in the folder", func() bool { _, ok := v.file(store); return ok })
 }
 
 func TestStoreWritesLandInTheFolder(t *testing.T) {
@@ -218,7 +235,7 @@ func TestConcurrentEditsKeepBothVersions(t *testing.T) {
 			t.Errorf("conflict copy %s = %q", c.Kept, kept)
 		}
 		v.eventually("store version in the file", func() bool { f, _ := v.file("Doc.md"); return f == "edited in the store" })
-		time.Sleep(700 * time.Millisecond) // past the debounce: the folder edit must not come back
+		v.settle() // the folder edit must not come back
 		if p, _ := v.page("Doc.md"); p.Content != "edited in the store" {
 			t.Fatalf("page = %q", p.Content)
 		}
@@ -322,7 +339,7 @@ func TestRapidSavesAreNoConflict(t *testing.T) {
 		time.Sleep(time.Duration(10+i%4*15) * time.Millisecond)
 	}
 	v.eventually("last save in the store", func() bool { p, _ := v.page("Draft.md"); return p.Content == "draft 29" })
-	time.Sleep(200 * time.Millisecond)
+	v.settle() // the echoes of the saves are all back
 	if c := v.m.Conflicts(); len(c) != 0 {
 		t.Fatalf("rapid saves produced conflicts: %+v", c)
 	}

@@ -2,10 +2,13 @@ package pages
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/store"
+	"github.com/atrium-hq/atrium/store/storetest"
 )
 
 func TestGateBoundsEachCallerAndTheQueue(t *testing.T) {
@@ -77,4 +80,20 @@ func waitQueued(t *testing.T, g *gate, n int) {
 		}
 	}
 	t.Fatalf("queue never reached %d", n)
+}
+
+// The limits the README states, and the e2e load tests derive their floors
+// from: as many searches run as there are cores (leaving a read connection
+// to the light calls), 64 more wait, one caller holds at most 8 places, and
+// a search waits at most 30 s.
+func TestSearchGateHasTheREADMEsLimits(t *testing.T) {
+	for _, conns := range []int{1, 2, 4, 64} {
+		db := storetest.MustOpen(t, store.SQLite, &store.Options{Conns: conns})
+		g := New(db, nil).searches
+		running := max(1, min(runtime.GOMAXPROCS(0), conns-1))
+		if cap(g.slots) != running || g.waiting != 64 || g.perCaller != 8 || g.maxWait != 30*time.Second {
+			t.Errorf("with %d read connections: %d running, %d waiting, %d per caller, %s; want %d, 64, 8, 30s",
+				conns, cap(g.slots), g.waiting, g.perCaller, g.maxWait, running)
+		}
+	}
 }

@@ -135,6 +135,28 @@ func TestTrashIsPurgedAfterItsRetention(t *testing.T) {
 	})
 }
 
+// A retention of 0 keeps deleted pages until purged by hand, however old.
+func TestTrashRetentionZeroKeepsPages(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		var now atomic.Int64
+		now.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro())
+		v := newEnv(t, storetest.MustOpen(t, e, &store.Options{Now: func() time.Time { return time.UnixMicro(now.Load()) }}))
+		v.svc.TrashRetention = 0
+		v.write(t, "Kept.md", "# Kept")
+		if _, err := v.svc.DeletePage(v.ctx, "Kept.md"); err != nil {
+			t.Fatal(err)
+		}
+		now.Add((10 * 365 * 24 * time.Hour).Microseconds())
+		if n, err := v.svc.PurgeExpired(v.ctx); err != nil || n != 0 {
+			t.Fatalf("purged %d, %v; want 0 with a retention of 0", n, err)
+		}
+		tr, err := v.svc.Trash(v.ctx, pages.TrashRequest{})
+		if err != nil || len(tr.Pages) != 1 || tr.Pages[0].Page.Path != "Kept.md" {
+			t.Fatalf("trash ten years on = %+v, %v", tr.Pages, err)
+		}
+	})
+}
+
 func searchPaths(t *testing.T, v *env, q string) []string {
 	t.Helper()
 	r, err := v.svc.Search(v.ctx, pages.SearchRequest{Query: q})

@@ -24,6 +24,17 @@ type committer struct {
 	mu      sync.Mutex
 	queue   []*write
 	leading bool
+	// onGroup, when set (by tests), is told the size of each group of more
+	// than one call as its transaction begins: the tests observe that a
+	// group formed instead of inferring it from timings.
+	onGroup func(size int)
+}
+
+// queued is how many calls wait for a commit.
+func (c *committer) queued() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.queue)
 }
 
 // write is one call of Update.
@@ -109,6 +120,9 @@ func (db *DB) commitGroup(batch []*write) {
 		}()
 		close(w.done)
 		return
+	}
+	if db.group.onGroup != nil {
+		db.group.onGroup(len(batch))
 	}
 	// The transaction is the group's: no one caller's cancellation ends it,
 	// nor stops a statement once it runs (Tx.shared); a call given up before

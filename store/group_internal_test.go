@@ -21,6 +21,8 @@ func TestGivingUpMidStatementKeepsTheGroupsWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	var groups []int
+	db.group.onGroup = func(size int) { groups = append(groups, size) } // the leader alone calls it
 
 	hold, held := make(chan struct{}), make(chan struct{})
 	first := make(chan error, 1)
@@ -36,6 +38,7 @@ func TestGivingUpMidStatementKeepsTheGroupsWrites(t *testing.T) {
 	slow, giveUp := context.WithCancel(ctx)
 	defer giveUp()
 	errs := make([]error, n)
+	midStatement := false // the call gave up while its statement ran
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
@@ -52,18 +55,32 @@ func TestGivingUpMidStatementKeepsTheGroupsWrites(t *testing.T) {
 				}
 				// A long write, given up while it runs.
 				time.AfterFunc(5*time.Millisecond, giveUp)
+				before := call.Err()
 				_, err := tx.exec(call, `INSERT INTO meta (key, value)
 					WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300000)
 					SELECT 'slow.' || i, 'x' FROM n`)
+				midStatement = before == nil && call.Err() != nil
 				return err
 			})
 		})
 	}
-	time.Sleep(200 * time.Millisecond) // let them queue behind the first
+	for deadline := time.Now().Add(30 * time.Second); db.group.queued() < n; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d writes queued behind the first", db.group.queued(), n)
+		}
+	}
 	close(hold)
 	wg.Wait()
 	if err := <-first; err != nil {
 		t.Fatal(err)
+	}
+	// What the test is for: the call gave up in the middle of its statement,
+	// in a commit it shared.
+	if len(groups) != 1 || groups[0] != n {
+		t.Fatalf("shared commits of %v calls, want one of %d", groups, n)
+	}
+	if !midStatement {
+		t.Fatal("the call did not give up while its statement ran (it ended in under 5 ms?): the path under test did not run")
 	}
 	for i := range n {
 		key := "group." + string(rune('a'+i))

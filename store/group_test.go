@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +26,9 @@ func TestWritesThatShareACommitStayApart(t *testing.T) {
 		ctx := context.Background()
 		events, stop := db.Subscribe(256)
 		defer stop()
+		var groups []int
+		var groupsMu sync.Mutex
+		db.SetGroupHook(func(size int) { groupsMu.Lock(); groups = append(groups, size); groupsMu.Unlock() })
 
 		// The first write holds the writer while the others queue behind it.
 		hold, held := make(chan struct{}), make(chan struct{})
@@ -71,12 +75,24 @@ func TestWritesThatShareACommitStayApart(t *testing.T) {
 				})
 			})
 		}
-		time.Sleep(200 * time.Millisecond) // let them queue
+		if e == store.SQLite {
+			// All of them queued behind the first: they go as one group.
+			for deadline := time.Now().Add(30 * time.Second); db.QueuedWrites() < n; time.Sleep(5 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%d of %d writes queued", db.QueuedWrites(), n)
+				}
+			}
+		}
 		close(hold)
 		wg.Wait()
 		if err := <-first; err != nil {
 			t.Fatal(err)
 		}
+		groupsMu.Lock()
+		if want := map[store.Engine][]int{store.SQLite: {n}}[e]; !slices.Equal(groups, want) {
+			t.Errorf("shared commits of %v calls, want %v", groups, want)
+		}
+		groupsMu.Unlock()
 		var wantEvents []string
 		for i := range n {
 			key := fmt.Sprint("group.", i)

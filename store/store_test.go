@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -33,14 +35,19 @@ func TestMigrationsAreIdempotent(t *testing.T) {
 	})
 }
 
+// Replicas that start together on a new database migrate it once: each
+// migration is applied by one of them (the others find it done), counted
+// from the "applied migration" lines they log.
 func TestConcurrentOpenMigratesOnce(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e store.Engine) {
 		dsn := storetest.DSN(t, e)
+		var log syncBuffer
+		logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		var wg sync.WaitGroup
 		errs := make(chan error, 4)
 		for range 4 {
 			wg.Go(func() {
-				db, err := store.Open(context.Background(), dsn, nil)
+				db, err := store.Open(context.Background(), dsn, &store.Options{Logger: logger, EventPoll: -1})
 				if err == nil {
 					db.Close()
 				}
@@ -54,7 +61,38 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 				t.Errorf("concurrent open: %v", err)
 			}
 		}
+		db, err := store.Open(context.Background(), dsn, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		version, err := db.SchemaVersion(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Versions are numbered 1, 2, …: the newest is how many there are.
+		if applied := strings.Count(log.String(), `msg="applied migration"`); applied != version || version < 1 {
+			t.Errorf("4 concurrent opens applied %d migrations, want each of the %d once:\n%s", applied, version, log.String())
+		}
 	})
+}
+
+// syncBuffer is a log that goroutines write together.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 func TestUpdateCommitsEventsWithTheChange(t *testing.T) {
@@ -142,8 +180,42 @@ func TestEventsCrossProcesses(t *testing.T) {
 		defer b.Close()
 		evA, stopA := a.Subscribe(16)
 		defer stopA()
-		if e == store.Postgres {
-			time.Sleep(300 * time.Millisecond) // let the listener connect
+		// A's listener (PostgreSQL) connects in the background and misses
+		// what comes before: B pings until A hears one, then the test begins.
+		var ping int64
+		err = b.Update(ctx, func(tx *store.Tx) error {
+			ws, err := tx.CreateWorkspace(ctx, "ping")
+			ping = ws.ID
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for heard, deadline := false, time.Now().Add(30*time.Second); !heard; {
+			if time.Now().After(deadline) {
+				t.Fatal("no event of B's ever reached A")
+			}
+			if err := b.Update(ctx, func(tx *store.Tx) error { return tx.EmitJSON(ctx, ping, 0, "ping", "ping", nil) }); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-evA:
+				heard = true
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		// Pings still on their way are skipped below.
+		next := func() (atrium.Event, bool) {
+			for {
+				select {
+				case ev := <-evA:
+					if ev.Kind != "ping" {
+						return ev, true
+					}
+				case <-time.After(10 * time.Second):
+					return atrium.Event{}, false
+				}
+			}
 		}
 		for i, name := range []string{"one", "two", "three"} {
 			err := b.Update(ctx, func(tx *store.Tx) error {
@@ -158,13 +230,12 @@ func TestEventsCrossProcesses(t *testing.T) {
 			}
 		}
 		for _, want := range []string{"one", "two", "three"} {
-			select {
-			case ev := <-evA:
-				if ev.Subject != want {
-					t.Fatalf("got event %q, want %q", ev.Subject, want)
-				}
-			case <-time.After(10 * time.Second):
+			ev, ok := next()
+			if !ok {
 				t.Fatalf("event %q never reached the other process", want)
+			}
+			if ev.Subject != want {
+				t.Fatalf("got event %q, want %q", ev.Subject, want)
 			}
 		}
 		// The writer's own subscribers see each event once, not again from polling.

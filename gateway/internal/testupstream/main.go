@@ -11,6 +11,7 @@
 //	TESTUP_HANG_AFTER=N       answer N tool calls, then never answer anything again
 //	TESTUP_STDERR_FLOOD=1     write to stderr without pause, for as long as it runs
 //	TESTUP_START_DELAY=1s     wait that long before serving (a slow start, npx's)
+//	TESTUP_START_GATE=path    wait until that file exists before serving (a start the test ends)
 //	TESTUP_HTTP=127.0.0.1:0   serve Streamable HTTP there instead of stdio; print the URL on stdout
 package main
 
@@ -63,6 +64,11 @@ func main() {
 	if d, err := time.ParseDuration(os.Getenv("TESTUP_START_DELAY")); err == nil {
 		time.Sleep(d)
 	}
+	if gate := os.Getenv("TESTUP_START_GATE"); gate != "" {
+		for _, err := os.Stat(gate); err != nil; _, err = os.Stat(gate) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 	srv := newServer()
 	if addr := os.Getenv("TESTUP_HTTP"); addr != "" {
 		serveHTTP(srv, addr)
@@ -76,6 +82,7 @@ func main() {
 var (
 	calls     atomic.Int64
 	cancelled atomic.Int64
+	running   atomic.Int64 // slow calls under way
 )
 
 type textIn struct {
@@ -157,10 +164,12 @@ func newServer() *mcp.Server {
 	mcp.AddTool(srv, &mcp.Tool{Name: "pid", Description: "Returns the process id and group.", Annotations: ro()}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, out, error) {
 		return text(fmt.Sprintf("%d %d", os.Getpid(), syscall.Getpgrp()))
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "stats", Description: "Counts calls and cancellations.", Annotations: ro()}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, out, error) {
-		return text(fmt.Sprintf("calls=%d cancelled=%d", calls.Load(), cancelled.Load()))
+	mcp.AddTool(srv, &mcp.Tool{Name: "stats", Description: "Counts calls, cancellations and slow calls under way.", Annotations: ro()}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, out, error) {
+		return text(fmt.Sprintf("calls=%d cancelled=%d running=%d", calls.Load(), cancelled.Load(), running.Load()))
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "slow", Description: "Sleeps, reporting progress.", Annotations: ro()}, func(ctx context.Context, req *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, out, error) {
+		running.Add(1)
+		defer running.Add(-1)
 		steps := max(in.Steps, 1)
 		for i := range steps {
 			if tok := req.Params.GetProgressToken(); tok != nil {

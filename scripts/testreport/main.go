@@ -1,0 +1,101 @@
+// Command testreport reads `go test -json` on stdin and prints what a person
+// needs of it: each package's result line, the output of every test that
+// failed, build errors, and at the end every test that skipped, with why.
+// It exits 1 when anything failed. `make test` pipes the suite through it, so
+// that a skip in CI is seen rather than passed over.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+)
+
+// event is one line of test2json.
+type event struct {
+	Action  string
+	Package string
+	Test    string
+	Output  string
+}
+
+func main() {
+	failed := false
+	outputs := map[string][]string{} // package + test: its output, kept until it ends
+	var skips []string
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var e event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			fmt.Println(sc.Text()) // not an event: pass it on
+			continue
+		}
+		key := e.Package + " " + e.Test
+		switch {
+		case e.Action == "build-output" || e.Action == "build-fail":
+			fmt.Print(e.Output)
+			failed = failed || e.Action == "build-fail"
+		case e.Test == "" && e.Action == "output":
+			// The package's own lines: "ok …", "FAIL …", what TestMain prints.
+			if !strings.HasPrefix(e.Output, "=== ") && !strings.HasPrefix(e.Output, "PASS\n") {
+				fmt.Print(e.Output)
+			}
+		case e.Test == "" && e.Action == "fail":
+			failed = true
+		case e.Test == "":
+			// A package's start, pass or skip (no test files): its line said it.
+		case e.Action == "output":
+			if !framing(e.Output) {
+				outputs[key] = append(outputs[key], e.Output)
+			}
+		case e.Action == "fail":
+			failed = true
+			fmt.Printf("--- FAIL: %s (%s)\n%s", e.Test, e.Package, strings.Join(outputs[key], ""))
+			delete(outputs, key)
+		case e.Action == "skip":
+			why := strings.TrimSpace(strings.Join(outputs[key], ""))
+			skips = append(skips, fmt.Sprintf("%s %s\n    %s", e.Package, e.Test, strings.ReplaceAll(why, "\n", "\n    ")))
+			delete(outputs, key)
+		case e.Action == "pass":
+			delete(outputs, key)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintln(os.Stderr, "testreport:", err)
+		failed = true
+	}
+	// Tests that never ended: running when their binary died (a timeout, a
+	// crash). Their output is the clue.
+	var unfinished []string
+	for key, out := range outputs {
+		if len(out) > 0 {
+			unfinished = append(unfinished, fmt.Sprintf("--- UNFINISHED: %s\n%s", key, strings.Join(out, "")))
+		}
+	}
+	slices.Sort(unfinished)
+	for _, u := range unfinished {
+		fmt.Print(u)
+	}
+	slices.Sort(skips)
+	fmt.Printf("\n== skipped: %d test(s)\n", len(skips))
+	for _, s := range skips {
+		fmt.Println(s)
+	}
+	if failed {
+		os.Exit(1)
+	}
+}
+
+// framing tells the lines go test -v adds around a test's own output.
+func framing(line string) bool {
+	for _, p := range []string{"=== RUN", "=== PAUSE", "=== CONT", "=== NAME", "--- PASS", "--- SKIP", "--- FAIL"} {
+		if strings.HasPrefix(strings.TrimSpace(line), p) {
+			return true
+		}
+	}
+	return false
+}
