@@ -159,6 +159,7 @@ func (db *DB) commitGroup(batch []*write) {
 		return
 	}
 	db.answered()
+	db.wrote()
 	db.committed(events)
 	finish(nil)
 }
