@@ -278,7 +278,7 @@ func updateDeskPageTool(r *tasksRef, name, title, which string) *mcpserver.Tool 
 		Annotations: mcpserver.Writes(title, true, false),
 	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in ContentInput) (tasks.DeskPageOut, error) {
 		p, err := r.get().UpdateDeskPage(ctx, which, in.Content)
-		return tasks.DeskPageOut{Path: p.Path, Revision: p.Revision}, err
+		return tasks.DeskPageOut{Path: p.Path, Content: p.Content, Revision: p.Revision}, err
 	})
 }
 
