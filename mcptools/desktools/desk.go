@@ -71,10 +71,10 @@ func New(s *mcpserver.Server) *mcpserver.Toolset {
 		},
 		Templates: []mcpserver.ResourceTemplate{todoResource(r), todoFileResource(r)},
 		Defs:      defs,
-		Updates:   updates,
+		Updates:   func(ev atrium.Event) []mcpserver.ResourceUpdate { return summUpdates(updates(ev)) },
 		Receiving: func(ws int64) mcp.Middleware {
 			presence, subscriber := d.presence(ws), d.noteSubscriber(ws)
-			return func(next mcp.MethodHandler) mcp.MethodHandler { return presence(subscriber(next)) }
+			return func(next mcp.MethodHandler) mcp.MethodHandler { return presence(subscriber(summReads(next))) }
 		},
 		Sending: d.deskOnly,
 		Run:     d.expirePresence,
