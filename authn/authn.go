@@ -305,6 +305,9 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if code == atrium.EUnavailable && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", "5") // unavailable is retryable: say when
+	}
 	w.WriteHeader(Status(code))
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)

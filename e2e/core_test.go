@@ -418,14 +418,20 @@ func TestAuthNone(t *testing.T) {
 	}
 }
 
+// A body over the limit (35 MiB) is a too_large tool error for a call (see
+// TestMCPLimitsAnswerInJSONRPC), and 413 for what has no id to answer.
 func TestRequestBodyLimit(t *testing.T) {
 	srv := startServe(t, "")
-	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{"pad":"` + strings.Repeat("x", 5<<20) + `"}}}`
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{"pad":"` + strings.Repeat("x", 36<<20) + `"}}}`
 	for _, h := range []map[string]string{{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call"}, nil} {
-		res := rawPost(t, srv.MCP(), srv.AdminToken, h, big)
-		if res.StatusCode != http.StatusRequestEntityTooLarge {
-			t.Errorf("5 MiB body (headers %v): status %d, want 413", h, res.StatusCode)
+		m := readRPC(t, rawPost(t, srv.MCP(), srv.AdminToken, h, big))
+		if r, _ := m["result"].(map[string]any); r["isError"] != true || m["id"] != float64(1) {
+			t.Errorf("36 MiB call (headers %v): %v, want a too_large tool error", h, m)
 		}
+	}
+	noID := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"pad":"` + strings.Repeat("x", 36<<20) + `"}}`
+	if res := rawPost(t, srv.MCP(), srv.AdminToken, nil, noID); res.StatusCode != http.StatusRequestEntityTooLarge || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+		t.Errorf("36 MiB notification: status %d, %s; want 413 in JSON", res.StatusCode, res.Header.Get("Content-Type"))
 	}
 }
 

@@ -84,6 +84,72 @@ func TestSkillExamplesRun(t *testing.T) {
 	}
 }
 
+// The same examples run with mcporter, the CLI agents use: each printed
+// mcporter line as is, and every atrium call line without one (the recipes)
+// as the same call through mcporter; a line that keeps an id runs its call
+// through mcporter with --output json. Each must succeed (mcporter exits 1 on
+// an isError result), on a store seeded the same way.
+func TestSkillExamplesRunWithMcporter(t *testing.T) {
+	for _, tool := range []string{"bash", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("the skill's examples need %s: %v", tool, err)
+		}
+	}
+	nodes := nodeBin(t)
+	dir := t.TempDir()
+	seedSkillWorkspace(t, dir)
+	env := []string{"ATRIUM_DATA_DIR=" + dir, "ATRIUM_AGENT=agent", "ATRIUM_LOG_LEVEL=warn"}
+	skill, stderr, code := runAtrium(t, env, "skill")
+	if code != 0 {
+		t.Fatalf("atrium skill: exit %d: %s", code, stderr)
+	}
+	lines := skillExamples(skill)
+	bin := t.TempDir()
+	if err := os.Symlink(binary, filepath.Join(bin, "atrium")); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "mcporter.json")
+	conf, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"atrium": map[string]any{
+		"command": binary, "args": []string{"mcp"},
+		"env": map[string]string{"ATRIUM_DATA_DIR": dir, "ATRIUM_AGENT": "agent", "ATRIUM_LOG_LEVEL": "warn"},
+	}}, "imports": []string{}})
+	if err := os.WriteFile(cfg, conf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env = append(env, "PATH="+bin+string(os.PathListSeparator)+nodes+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"MCPORTER_CONFIG="+cfg, "NO_COLOR=1")
+	vars := map[string]string{}
+	keep := regexp.MustCompile(`^([A-Z_]+)=\$\((.*)\)$`)
+	call := regexp.MustCompile(`atrium call ([a-z_]+)((?: [^|]*)?)`)
+	ran := 0
+	for i, line := range lines {
+		if strings.HasPrefix(line, "mcporter call ") {
+			continue // run in place of the atrium call line before it
+		}
+		if m := keep.FindStringSubmatch(line); m != nil {
+			cmd := call.ReplaceAllString(m[2], "mcporter call atrium.$1$2 --output json ")
+			id := strings.TrimSpace(runExample(t, env, vars, cmd))
+			if id == "" || id == "null" || strings.ContainsAny(id, " \n") {
+				t.Fatalf("%s\nkept %q through mcporter, not one id", cmd, id)
+			}
+			vars[m[1]] = id
+			ran++
+			continue
+		}
+		cmd := line
+		if i+1 < len(lines) && strings.HasPrefix(lines[i+1], "mcporter call ") {
+			cmd = lines[i+1]
+		} else {
+			cmd = call.ReplaceAllString(line, "mcporter call atrium.$1$2")
+		}
+		runExample(t, env, vars, cmd)
+		ran++
+	}
+	if ran < 40 {
+		t.Fatalf("only %d examples ran through mcporter", ran)
+	}
+}
+
 // skillExamples returns the lines of the sh blocks of a skill, in order.
 func skillExamples(skill string) []string {
 	var out []string

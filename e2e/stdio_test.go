@@ -42,7 +42,7 @@ func pipedSession() (in string, good []float64, bad []badLine) {
 		{`{"jsonrpc":"2.0","id":106,"method":"tools/call","params":{"name":42}}`, -32602, float64(106)},
 		{`{"jsonrpc":"2.0","id":107,"method":"initialize","params":{"protocolVersion":7}}`, -32602, float64(107)},
 		{"{\"jsonrpc\":\"2.0\",\"id\":108,\"method\":\"ping\",\"x\":\"\xff\xfe\"}", -32700, nil},
-		{`{"jsonrpc":"2.0","id":"huge","method":"ping","pad":"` + strings.Repeat("x", 17<<20) + `"}`, -32600, nil},
+		{`{"jsonrpc":"2.0","id":"huge","method":"ping","pad":"` + strings.Repeat("x", 36<<20) + `"}`, -32600, nil},
 		{`[]`, -32600, nil},
 		{`[{"jsonrpc":"2.0","id":109,"method":"ping"}]`, -32600, float64(109)},
 		{`42`, -32600, nil},

@@ -187,6 +187,10 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 		if err := s.cfg.Health(ctx); err != nil {
 			s.log.Warn("health check failed", "err", err)
 			body["status"], status = "unavailable", http.StatusServiceUnavailable
+			if atrium.ErrorCode(err) == atrium.EUnavailable {
+				body["reason"] = atrium.ErrorMessage(err) // "the disk is full: …", for the operator
+			}
+			w.Header().Set("Retry-After", "5")
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -9,11 +9,13 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/internal/jsonerr"
 )
 
@@ -24,8 +26,14 @@ import (
 // jsonrpc2.wireDecode.jsonrpc"). Here a bad message gets a JSON-RPC error in
 // the protocol's own terms, and only messages the SDK will take reach it.
 
-// maxMessage bounds one message on stdio, as the SDK's transport does.
-const maxMessage = mcp.DefaultMaxLineLength
+// MaxMessageBytes bounds one MCP message, a line on stdio or a request body
+// over HTTP: enough for add_attachment to carry, in base64, a file of the
+// 25 MiB that attachments may be (pages.Service.MaxAttachmentBytes, the
+// most REST takes too): 33.4 MiB, and the rest of the call.
+const MaxMessageBytes = 35 << 20
+
+// maxMessage bounds one message on stdio.
+const maxMessage = MaxMessageBytes
 
 // maxDepth is the deepest nesting the SDK decodes.
 const maxDepth = 1000
@@ -283,7 +291,7 @@ func (h *HTTPHandler) checked(next http.Handler) http.Handler {
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+				writeTooLarge(w, body, mbe.Limit)
 				return
 			}
 			http.Error(w, "failed to read the request body", http.StatusBadRequest)
@@ -298,8 +306,140 @@ func (h *HTTPHandler) checked(next http.Handler) http.Handler {
 			}
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		if id, method := peekCall(body); id.IsValid() {
+			// The SDK answers a method it does not serve in a session with a
+			// plain-text 400, which clients report as a failed transport:
+			// answer it as JSON-RPC, under the request's id.
+			w = &notHandled{ResponseWriter: w, id: id, method: method}
+			defer w.(*notHandled).finish()
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// writeTooLarge answers a body over the limit, of which prefix was read: a
+// tools/call gets a too_large tool result under its id (a model sees it and
+// can send less); any other request a JSON-RPC error under its id. Both are
+// HTTP 200, so that clients hand them to the caller rather than fail the
+// transport; a message whose id cannot be read gets 413 and a null id.
+func writeTooLarge(w http.ResponseWriter, prefix []byte, limit int64) {
+	id, method := peekCall(prefix)
+	msg := fmt.Sprintf("the request is larger than %d bytes (%d MiB), the most one MCP message may be", limit, limit>>20)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Connection", "close") // the rest of the body is not read
+	if !id.IsValid() {
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		_ = json.NewEncoder(w).Encode(reject(id, jsonrpc.CodeInvalidRequest, "invalid request: %s", msg).response())
+		return
+	}
+	rawID, _ := json.Marshal(id.Raw())
+	if method == "tools/call" {
+		res := errorResult(atrium.Errorf(atrium.ETooLarge, "%s: send less in one call (a page in parts with edit_page; a larger file over REST)", msg))
+		out := struct {
+			JSONRPC string              `json:"jsonrpc"`
+			ID      json.RawMessage     `json:"id"`
+			Result  *mcp.CallToolResult `json:"result"`
+		}{"2.0", rawID, res}
+		w.WriteHeader(http.StatusOK)
+		_ = json.NewEncoder(w).Encode(out)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+	_ = json.NewEncoder(w).Encode(reject(id, jsonrpc.CodeInvalidRequest, "invalid request: %s", msg).response())
+}
+
+// peekCall reads the id and method of a request from the start of its body,
+// which may be cut short: the members before the cut are enough when, as
+// clients write them, id and method come before params. A batch or a
+// response has neither.
+func peekCall(data []byte) (id jsonrpc.ID, method string) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return jsonrpc.ID{}, ""
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			break
+		}
+		key, _ := t.(string)
+		switch key {
+		case "id", "method":
+			var raw json.RawMessage
+			if dec.Decode(&raw) != nil {
+				return id, method
+			}
+			if key == "id" {
+				id, _ = readID(raw)
+			} else {
+				_ = json.Unmarshal(raw, &method)
+			}
+		default:
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return id, method
+			}
+		}
+		if id.IsValid() && method != "" {
+			break
+		}
+	}
+	return id, method
+}
+
+// notHandled turns the SDK's plain-text answer to a method it does not serve
+// ("JSON RPC not handled: … unsupported", HTTP 400) into a JSON-RPC error,
+// method not found, under the request's id. Every other answer passes.
+type notHandled struct {
+	http.ResponseWriter
+	id       jsonrpc.ID
+	method   string
+	held     bool // the SDK's plain-text answer, kept back
+	hijacked bytes.Buffer
+}
+
+func (n *notHandled) WriteHeader(code int) {
+	if code == http.StatusBadRequest && strings.HasPrefix(n.Header().Get("Content-Type"), "text/plain") && !n.held {
+		n.held = true
+		return
+	}
+	n.ResponseWriter.WriteHeader(code)
+}
+
+func (n *notHandled) Write(b []byte) (int, error) {
+	if n.held {
+		return n.hijacked.Write(b)
+	}
+	return n.ResponseWriter.Write(b)
+}
+
+// Flush lets streamed answers through.
+func (n *notHandled) Flush() {
+	if f, ok := n.ResponseWriter.(http.Flusher); ok && !n.held {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (n *notHandled) Unwrap() http.ResponseWriter { return n.ResponseWriter }
+
+// finish writes the held answer: as method not found when it was one,
+// otherwise as the SDK wrote it.
+func (n *notHandled) finish() {
+	if !n.held {
+		return
+	}
+	text := strings.TrimSpace(n.hijacked.String())
+	if !strings.HasPrefix(text, "JSON RPC not handled") {
+		n.ResponseWriter.WriteHeader(http.StatusBadRequest)
+		_, _ = n.ResponseWriter.Write(n.hijacked.Bytes())
+		return
+	}
+	n.Header().Set("Content-Type", "application/json")
+	n.Header().Del("X-Content-Type-Options")
+	n.ResponseWriter.WriteHeader(http.StatusOK)
+	_ = json.NewEncoder(n.ResponseWriter).Encode(reject(n.id, jsonrpc.CodeMethodNotFound, "method not found: %s is not a method this server serves", n.method).response())
 }
 
 // checkBody is the rejection of a POSTed body, or nil when the SDK may

@@ -19,7 +19,8 @@ type HTTPOptions struct {
 	Auth *authn.Authenticator
 	// SessionTimeout closes a 2025-era session idle this long. Default 30 minutes.
 	SessionTimeout time.Duration
-	// MaxBodyBytes bounds a request body. Default 4 MiB.
+	// MaxBodyBytes bounds a request body. Default MaxMessageBytes (35 MiB:
+	// an attachment of 25 MiB in base64, and its call).
 	MaxBodyBytes int64
 }
 
@@ -45,7 +46,7 @@ func (s *Server) HTTP(opts HTTPOptions) *HTTPHandler {
 		opts.SessionTimeout = 30 * time.Minute
 	}
 	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = mcp.DefaultMaxRequestBodyBytes
+		opts.MaxBodyBytes = MaxMessageBytes
 	}
 	h := &HTTPHandler{s: s, opts: opts}
 	// Host and Origin checks run once, before authentication, for every route

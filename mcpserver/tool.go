@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -30,6 +33,21 @@ type Tool struct {
 	spec    *mcp.Tool // as declared: schemas only where given by hand
 	def     func() *mcp.Tool
 	add     func(s *Server, ms *mcp.Server, ws int64)
+	aliases map[string]string // other names of parameters → their names (see WithAliases)
+}
+
+// WithAliases lets t's callers name top-level parameters as other designs'
+// agents write them (parentPath for parent_path): aliases maps each other
+// name to the parameter's own. Aliases are not listed in the schema, so they
+// cost no tokens; a call that gives a parameter under both names, with
+// different values, is refused. Declare them when the tool is built, before
+// it serves.
+func (t *Tool) WithAliases(aliases map[string]string) *Tool {
+	if t.aliases == nil {
+		t.aliases = map[string]string{}
+	}
+	maps.Copy(t.aliases, aliases)
+	return t
 }
 
 // Name is the tool's name.
@@ -100,7 +118,7 @@ func NewRenderedTool[In, Out any](spec *mcp.Tool, need atrium.Role, h Handler[In
 				if err != nil {
 					return nil, err
 				}
-				in, err := decodeArgs[In](req.Params.Arguments, schema)
+				in, err := decodeArgs[In](req.Params.Arguments, schema, t.aliases)
 				if err != nil {
 					return nil, err
 				}
@@ -175,14 +193,22 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, ws int64, t
 
 // decodeArgs checks a call's arguments against the tool's input schema, fills
 // in its defaults and decodes them into In, as the SDK's typed tools do. A
-// mistake is the caller's: invalid_argument, saying what to change.
-func decodeArgs[In any](raw json.RawMessage, schema *jsonschema.Resolved) (In, error) {
+// mistake is the caller's: invalid_argument, saying what to change. aliases
+// (other names of top-level parameters, see Tool.WithAliases) are renamed
+// first; an unknown top-level field is named with the nearest known one.
+func decodeArgs[In any](raw json.RawMessage, schema *jsonschema.Resolved, aliases map[string]string) (In, error) {
 	var in In
 	args := map[string]any{}
 	if len(raw) > 0 && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &args); err != nil {
 			return in, atrium.Errorf(atrium.EInvalid, "invalid arguments: they must be a JSON object of named parameters")
 		}
+	}
+	if err := renameAliases(args, aliases, schema.Schema()); err != nil {
+		return in, err
+	}
+	if err := unknownFields(args, schema.Schema(), aliases); err != nil {
+		return in, err
 	}
 	if err := schema.ApplyDefaults(&args); err != nil {
 		return in, atrium.Errorf(atrium.EInvalid, "invalid arguments: %s", describeInvalid(err))
@@ -198,6 +224,109 @@ func decodeArgs[In any](raw json.RawMessage, schema *jsonschema.Resolved) (In, e
 		return in, atrium.Errorf(atrium.EInvalid, "invalid arguments: %s", jsonerr.Describe(err))
 	}
 	return in, nil
+}
+
+// renameAliases gives each argument named by an alias its parameter's name,
+// for the aliases of parameters the tool has (one table may serve several).
+func renameAliases(args map[string]any, aliases map[string]string, schema *jsonschema.Schema) error {
+	for _, alias := range slices.Sorted(maps.Keys(aliases)) {
+		v, ok := args[alias]
+		name := aliases[alias]
+		if _, has := schema.Properties[name]; !ok || !has {
+			continue
+		}
+		if prev, both := args[name]; both && !reflect.DeepEqual(prev, v) {
+			return atrium.Errorf(atrium.EInvalid, "invalid arguments: %s and %s name the same parameter with different values; give one", alias, name)
+		}
+		delete(args, alias)
+		args[name] = v
+	}
+	return nil
+}
+
+// unknownFields refuses a top-level argument the schema does not list, naming
+// the nearest parameter ("unknown field parentpath; did you mean
+// parent_path?"). Nested ones are left to the schema's own check.
+func unknownFields(args map[string]any, schema *jsonschema.Schema, aliases map[string]string) error {
+	if schema == nil || schema.Properties == nil || !isFalse(schema.AdditionalProperties) {
+		return nil // other fields are allowed
+	}
+	var unknown []string
+	for name := range args {
+		if _, ok := schema.Properties[name]; !ok {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	parts := make([]string, len(unknown))
+	for i, name := range unknown {
+		parts[i] = "unknown field " + name
+		if near := nearestField(name, schema.Properties, aliases); near != "" {
+			parts[i] += "; did you mean " + near + "?"
+		}
+	}
+	return atrium.Errorf(atrium.EInvalid, "invalid arguments: %s", strings.Join(parts, "; "))
+}
+
+// isFalse reports whether s is the schema that admits nothing (false).
+func isFalse(s *jsonschema.Schema) bool {
+	return s != nil && s.Not != nil && reflect.ValueOf(*s.Not).IsZero()
+}
+
+// nearestField is the parameter closest to name, compared without case,
+// underscores or dashes (so parentPath, parentpath and parent-path all find
+// parent_path), within a few typos or as the start of its name; "" when
+// none is close.
+func nearestField(name string, props map[string]*jsonschema.Schema, aliases map[string]string) string {
+	fold := func(s string) string {
+		return strings.NewReplacer("_", "", "-", "", " ", "").Replace(strings.ToLower(s))
+	}
+	target := fold(name)
+	best, bestD := "", len(target)/3+1
+	consider := func(candidate, param string) {
+		c := fold(candidate)
+		d := editDistance(target, c)
+		if len(target) >= 4 && (strings.HasPrefix(c, target) || strings.HasPrefix(target, c)) {
+			d = min(d, 1) // source for source_path, page for page_path
+		}
+		if d < bestD || (d == bestD && best != "" && param < best) {
+			best, bestD = param, d
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(props)) {
+		consider(p, p)
+	}
+	for alias, p := range aliases {
+		if _, ok := props[p]; ok {
+			consider(alias, p)
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
 }
 
 // structuredResult is a successful call's result: out as structured content,

@@ -82,7 +82,7 @@ func New(db *store.DB, log *slog.Logger) *Service {
 	// CPU-bound: more at once than cores only makes each slower.
 	running := max(1, min(runtime.GOMAXPROCS(0), db.Conns()-1))
 	return &Service{db: db, log: log, MaxAttachmentBytes: 25 << 20, TrashRetention: DefaultTrashRetention,
-		searches: newGate("searches", running, 64, 8, 30*time.Second)}
+		searches: newSearchGate(running)}
 }
 
 // origin lets a surface say where a write came from (the mirror marks its own

@@ -173,6 +173,7 @@ func (db *DB) commitGroup(batch []*write) {
 		return
 	}
 	db.answered()
+	db.wrote()
 	db.committed(events)
 	finish(nil)
 }

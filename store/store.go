@@ -95,6 +95,7 @@ type DB struct {
 	preparing sync.Map     // stmtKey → true while prepareLater runs
 	closing   atomic.Bool
 	lastOK    atomic.Int64 // Unix µs of the last transaction that succeeded
+	health    writeHealth  // whether writes commit (see unavailable.go)
 
 	stop context.CancelFunc
 	wg   sync.WaitGroup
@@ -234,11 +235,14 @@ func (db *DB) Now() time.Time { return db.now() }
 // connection behind the calls it is asked about, and a busy database would
 // read as a dead one.
 func (db *DB) Ping(ctx context.Context) error {
+	if d := db.health.down.Load(); d != nil {
+		return db.probe(ctx, d) // reads may work; writes did not
+	}
 	if time.Since(time.UnixMicro(db.lastOK.Load())) < recentlyOK {
 		return nil
 	}
 	if err := db.r.PingContext(ctx); err != nil {
-		return err
+		return db.storeFailure(err)
 	}
 	db.answered()
 	return nil
@@ -283,11 +287,14 @@ func (db *DB) closeConns() error {
 // each still happens entirely or not at all, and returns only once the
 // commit that holds it is durable. A commit's fsync is most of a small
 // write's time; eight writers then pay for one instead of eight.
+//
+// A store failure (a full disk, a read-only database, PostgreSQL gone) is
+// returned as unavailable, with its cause in words (see unavailable.go).
 func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
 	if db.engine == SQLite {
-		return db.group.do(db, ctx, fn)
+		return db.storeFailure(db.group.do(db, ctx, fn))
 	}
-	return db.update(ctx, fn)
+	return db.storeFailure(db.update(ctx, fn))
 }
 
 func (db *DB) update(ctx context.Context, fn func(*Tx) error) (err error) {
@@ -313,12 +320,17 @@ func (db *DB) update(ctx context.Context, fn func(*Tx) error) (err error) {
 	}
 	done = true
 	db.answered()
+	db.wrote()
 	db.committed(tx.events)
 	return nil
 }
 
 // View runs fn in a read transaction, which sees one consistent snapshot.
 func (db *DB) View(ctx context.Context, fn func(*Tx) error) error {
+	return db.storeFailure(db.view(ctx, fn))
+}
+
+func (db *DB) view(ctx context.Context, fn func(*Tx) error) error {
 	var opts *sql.TxOptions
 	if db.engine == Postgres {
 		opts = &sql.TxOptions{ReadOnly: true}
@@ -350,7 +362,7 @@ func (db *DB) wrapBusy(err error) error {
 // reads are one statement (authentication); anything that reads twice and
 // needs both to agree uses View.
 func (db *DB) Read(ctx context.Context, fn func(*Tx) error) error {
-	return fn(&Tx{db: db, pool: db.r, now: db.now()})
+	return db.storeFailure(fn(&Tx{db: db, pool: db.r, now: db.now()}))
 }
 
 // A Tx is one transaction (or, from Read, none). Its methods are the store's queries.

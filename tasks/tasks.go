@@ -27,6 +27,8 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/atrium-hq/atrium"
@@ -62,9 +64,14 @@ const (
 type Service struct {
 	db  *store.DB
 	log *slog.Logger
-	// BaseURL is where people open Atrium's UI (http://host:port); a task's
-	// url is its page there. Empty: urls are paths.
+	// BaseURL is where people open Atrium's UI (http://host:port): the
+	// configured public URL, or the address this process serves at; a task's
+	// url is its page there. Empty: the address a serving Atrium announced
+	// on the store (see Announce), read again as it changes; or, with none,
+	// urls are paths.
 	BaseURL string
+	// announced caches the address a serving Atrium last announced.
+	announced atomic.Pointer[announcedURL]
 	// Pages keeps the desks' drafts and plans; without it they are unavailable.
 	Pages *pages.Service
 }
@@ -78,7 +85,7 @@ func New(db *store.DB, log *slog.Logger) *Service {
 }
 
 // URL is where task n is shown in the UI.
-func (s *Service) URL(n int64) string { return fmt.Sprintf("%s/tasks/%d", s.BaseURL, n) }
+func (s *Service) URL(n int64) string { return fmt.Sprintf("%s/tasks/%d", s.Base(), n) }
 
 // CommentURL is where one comment of task n is shown.
 func (s *Service) CommentURL(n, comment int64) string {
@@ -562,15 +569,58 @@ func (s *Service) Announce(ctx context.Context, url string) error {
 	return s.db.Update(ctx, func(tx *store.Tx) error { return tx.SetMeta(ctx, uiURLKey, s.BaseURL) })
 }
 
-// LoadBaseURL sets BaseURL, unless it is set, to what a serving Atrium
-// announced on this store, if any.
+// announcedURL is an address read from the store, and when.
+type announcedURL struct {
+	url string
+	at  time.Time
+}
+
+// announcedFresh is how long an announced address is used before it is read
+// again: a serve that starts again on another port is followed within it.
+const announcedFresh = 2 * time.Second
+
+// LoadBaseURL reads the address a serving Atrium announced on this store, if
+// any: urls use it while BaseURL is empty, and read it again as it changes
+// (Base). It never sets BaseURL, so that a serve that starts on another
+// address announces its own rather than keep the last one's.
 func (s *Service) LoadBaseURL(ctx context.Context) error {
-	if s.BaseURL != "" {
-		return nil
-	}
-	return s.db.Read(ctx, func(tx *store.Tx) error {
-		url, _, err := tx.Meta(ctx, uiURLKey)
-		s.BaseURL = url
+	_, err := s.loadAnnounced(ctx)
+	return err
+}
+
+func (s *Service) loadAnnounced(ctx context.Context) (string, error) {
+	var url string
+	err := s.db.Read(ctx, func(tx *store.Tx) error {
+		var err error
+		url, _, err = tx.Meta(ctx, uiURLKey)
 		return err
 	})
+	if err != nil {
+		return "", err
+	}
+	s.announced.Store(&announcedURL{url: url, at: time.Now()})
+	return url, nil
+}
+
+// Base is the address urls begin with: BaseURL, or else the address a
+// serving Atrium announced (read again once announcedFresh has passed), or
+// "" (urls are then paths).
+func (s *Service) Base() string {
+	if s.BaseURL != "" {
+		return s.BaseURL
+	}
+	a := s.announced.Load()
+	if a != nil && time.Since(a.at) < announcedFresh {
+		return a.url
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	url, err := s.loadAnnounced(ctx)
+	if err != nil {
+		if a != nil {
+			return a.url // the store is slow or away: the last one known
+		}
+		return ""
+	}
+	return url
 }

@@ -309,7 +309,7 @@ type FileOut struct {
 
 // FileOutput is f, a file of todo n, as callers see it.
 func (s *Service) FileOutput(n int64, f File) FileOut {
-	return FileOut{File: f, URI: TodoFileURI(n, f.ID), URL: s.BaseURL + TodoFilePath(n, f.ID)}
+	return FileOut{File: f, URI: TodoFileURI(n, f.ID), URL: s.Base() + TodoFilePath(n, f.ID)}
 }
 
 // DeskPageOut is a desk's draft or plan.

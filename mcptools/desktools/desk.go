@@ -71,10 +71,10 @@ func New(s *mcpserver.Server) *mcpserver.Toolset {
 		},
 		Templates: []mcpserver.ResourceTemplate{todoResource(r), todoFileResource(r)},
 		Defs:      defs,
-		Updates:   updates,
+		Updates:   func(ev atrium.Event) []mcpserver.ResourceUpdate { return summUpdates(updates(ev)) },
 		Receiving: func(ws int64) mcp.Middleware {
 			presence, subscriber := d.presence(ws), d.noteSubscriber(ws)
-			return func(next mcp.MethodHandler) mcp.MethodHandler { return presence(subscriber(next)) }
+			return func(next mcp.MethodHandler) mcp.MethodHandler { return presence(subscriber(summReads(next))) }
 		},
 		Sending: d.deskOnly,
 		Run:     d.expirePresence,
@@ -278,7 +278,7 @@ func updateDeskPageTool(r *tasksRef, name, title, which string) *mcpserver.Tool 
 		Annotations: mcpserver.Writes(title, true, false),
 	}, atrium.RoleWriter, func(ctx context.Context, _ *mcp.CallToolRequest, in ContentInput) (tasks.DeskPageOut, error) {
 		p, err := r.get().UpdateDeskPage(ctx, which, in.Content)
-		return tasks.DeskPageOut{Path: p.Path, Revision: p.Revision}, err
+		return tasks.DeskPageOut{Path: p.Path, Content: p.Content, Revision: p.Revision}, err
 	})
 }
 

@@ -31,8 +31,9 @@ func New(s *mcpserver.Server) *mcpserver.Toolset {
 		Description: "The Markdown knowledge base: pages, sections, links, history, attachments, search.",
 		Default:     true,
 		Tools: []*mcpserver.Tool{
-			listPagesTool(p), getTreeTool(p), readPageTool(p), writePageTool(p), editPageTool(p), createPageTool(p),
-			deletePageTool(p), movePageTool(p), searchPagesTool(p), getPageLinksTool(p), addAttachmentTool(p),
+			listPagesTool(p).WithAliases(seedNames), getTreeTool(p), readPageTool(p), writePageTool(p), editPageTool(p),
+			createPageTool(p).WithAliases(seedNames), deletePageTool(p), movePageTool(p).WithAliases(seedNames),
+			searchPagesTool(p), getPageLinksTool(p), addAttachmentTool(p).WithAliases(seedNames),
 			listPageRevisionsTool(p), restorePageRevisionTool(p), listTrashTool(p), restorePageTool(p), purgePageTool(p),
 		},
 		Templates:     []mcpserver.ResourceTemplate{pageResource(p)},
@@ -42,6 +43,19 @@ func New(s *mcpserver.Server) *mcpserver.Toolset {
 		Updates:       updates,
 		NotFoundHint:  notFoundHint,
 	}
+}
+
+// seedNames are the parameters as 003's agents write them (camelCase), taken
+// as aliases of the tools' own names; unlisted in the schemas, they cost no
+// tokens. Only the tools that have a parameter get its alias.
+var seedNames = map[string]string{
+	"includeContent":  "include_content",
+	"parentPath":      "parent_path",
+	"sourcePath":      "source_path",
+	"destinationPath": "destination_path",
+	"pagePath":        "page_path",
+	"filePath":        "file_path",
+	"fileName":        "file_name",
 }
 
 // ListPagesInput lists a folder.

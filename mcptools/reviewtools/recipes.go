@@ -68,7 +68,7 @@ var Recipes = []Recipe{
 		Example: []string{
 			"atrium call read_page path=Projects/Alpha.md",
 			`ANN=$(atrium call create_annotation doc_path=Projects/Alpha.md section='Design > Storage' quote='{"exact":"SQLite first"}' content='Why SQLite first?' | jq -r .annotation.id)`,
-			"REV=$(atrium call submit_review doc_path=Projects/Alpha.md annotation_ids=$ANN summary='First pass' | jq -r .review.id)",
+			`REV=$(atrium call submit_review doc_path=Projects/Alpha.md annotation_ids="[\"$ANN\"]" summary='First pass' | jq -r .review.id)`,
 			"atrium call list_reviews doc_path=Projects/Alpha.md",
 			"atrium call get_review review_id=$REV",
 			"atrium call create_annotation parent_id=$ANN content='Answered in the text.'",
