@@ -248,9 +248,10 @@ func TestHungServerIsKilled(t *testing.T) {
 func TestGrandchildrenNeverOutliveTheirServer(t *testing.T) {
 	h := newHarness(t)
 	h.env["GW_BIN"] = upstreamBin
-	// Two grandchildren: one keeps the environment (and the test's mark),
-	// one drops it (env -i): only its process group names it.
-	fork := map[string]any{"command": "sh", "args": []string{"-c", "sleep 999 & env -i sleep 998 & exec \"$GW_BIN\""}, "env": map[string]string{"TESTUP_CRASH_AFTER": "1"}}
+	// Three grandchildren: one keeps the environment (and the test's mark),
+	// one drops it (env -i): only its process group names it; one leaves
+	// the group and the session (setsid): only the mark names it.
+	fork := map[string]any{"command": "sh", "args": []string{"-c", "sleep 999 & env -i sleep 998 & setsid sleep 993 & exec \"$GW_BIN\""}, "env": map[string]string{"TESTUP_CRASH_AFTER": "1"}}
 	h.start(map[string]any{"fork": fork})
 	txt, err := h.call("fork_pid", map[string]any{})
 	if err != nil {
@@ -276,10 +277,18 @@ func TestGrandchildrenNeverOutliveTheirServer(t *testing.T) {
 	}
 	// The shell starts them in the background: the server may answer
 	// before either has run sleep.
-	waitFor(t, "the grandchildren to run", func() bool { return sleeps(first) == 1 && unmarked() })
+	detached := func() bool {
+		for _, p := range h.marked() {
+			if _, cmd, _ := strings.Cut(p, " "); strings.HasPrefix(cmd, "sleep 993") {
+				return true
+			}
+		}
+		return false
+	}
+	waitFor(t, "the grandchildren to run", func() bool { return sleeps(first) == 1 && unmarked() && detached() })
 	// The server dies (its second call): its grandchildren go with it.
 	_, _ = h.call("fork_echo", map[string]any{})
-	waitFor(t, "the dead server's grandchildren to be killed", func() bool { return sleeps(first) == 0 && !unmarked() })
+	waitFor(t, "the dead server's grandchildren to be killed", func() bool { return sleeps(first) == 0 && !unmarked() && !detached() })
 	waitFor(t, "the restart", func() bool { return h.status("fork").State == Ready })
 	// And Close (in cleanup) ends the new one and its grandchild.
 }
