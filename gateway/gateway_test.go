@@ -137,7 +137,7 @@ func TestEnvironmentAndVariables(t *testing.T) {
 		"required": h.server(map[string]string{"KEY": "${GW_NEEDED:?set GW_NEEDED to your API key}"}),
 	})
 	for v, want := range map[string]string{"A": "from-atrium", "B": "fallback", "C": "pre-from-atrium-post", "D": "${LITERAL}",
-		"GW_INHERITED": "kept", "ATRIUM_TOKEN": "<unset>", "ATRIUM_DB": "<unset>"} {
+		"GW_INHERITED": "<unset>", "ATRIUM_TOKEN": "<unset>", "ATRIUM_DB": "<unset>"} {
 		if got, err := h.call("ok_env", map[string]string{"name": v}); err != nil || got != want {
 			t.Errorf("env %s in the server = %q (%v), want %q", v, got, err, want)
 		}
@@ -251,7 +251,7 @@ func TestGrandchildrenNeverOutliveTheirServer(t *testing.T) {
 	// Three grandchildren: one keeps the environment (and the test's mark),
 	// one drops it (env -i): only its process group names it; one leaves
 	// the group and the session (setsid): only the mark names it.
-	fork := map[string]any{"command": "sh", "args": []string{"-c", "sleep 999 & env -i sleep 998 & setsid sleep 993 & exec \"$GW_BIN\""}, "env": map[string]string{"TESTUP_CRASH_AFTER": "1"}}
+	fork := map[string]any{"command": "sh", "args": []string{"-c", "sleep 999 & env -i sleep 998 & setsid sleep 993 & exec \"$GW_BIN\""}, "env": map[string]string{"TESTUP_CRASH_AFTER": "1", "GW_BIN": "${GW_BIN}"}}
 	h.start(map[string]any{"fork": fork})
 	txt, err := h.call("fork_pid", map[string]any{})
 	if err != nil {
