@@ -631,3 +631,67 @@ func TestHealthProbesCallTools(t *testing.T) {
 		t.Errorf("a probe with no tool: %v", err)
 	}
 }
+
+// An upstream's answer larger than a message may be (the SDK's frame limit)
+// is the upstream's failure — unavailable, saying so — not the caller's
+// invalid_argument, and the connection it broke is re-established at once:
+// the next call works without waiting for a health probe.
+func TestOversizedAnswerIsAnUpstreamErrorAndReconnects(t *testing.T) {
+	h := newHarness(t)
+	h.start(map[string]any{"up": h.server(nil)})
+	if got, err := h.call("up_big", map[string]any{"bytes": 1000}); err != nil || len(got) != 1000 {
+		t.Fatalf("a small answer: %d bytes, %v", len(got), err)
+	}
+	_, err := h.call("up_big", map[string]any{"bytes": 17 << 20})
+	if atrium.ErrorCode(err) != atrium.EUnavailable || !strings.Contains(atrium.ErrorMessage(err), "larger than") {
+		t.Fatalf("an oversized answer: %v (code %q), want unavailable saying the answer was too large", err, atrium.ErrorCode(err))
+	}
+	start := time.Now()
+	for {
+		got, err := h.call("up_echo", map[string]any{"text": "again"})
+		if err == nil && strings.Contains(got, "again") {
+			break
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("calls still fail %s after an oversized answer: %v", time.Since(start), err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A reader may not make Atrium call upstream tools through health probes
+// (a probe may cost an API's quota): a reader's system_health_check gets
+// the last full report, when a writer's or admin's check made one lately,
+// and otherwise ping and tools/list alone — no tool call reaches the server.
+func TestReadersDoNotTriggerToolProbes(t *testing.T) {
+	h := newHarness(t)
+	apps := h.server(nil)
+	apps["health"] = []map[string]any{{"tool": "echo", "arguments": map[string]any{"text": "3 deployments, all green"}}}
+	g := h.start(map[string]any{"apps": apps})
+	as := func(role atrium.Role) context.Context {
+		return atrium.NewContextWithActor(context.Background(), &atrium.Actor{Principal: atrium.Principal{ID: 7, Handle: "r"}, Workspace: atrium.Workspace{ID: 1, Name: "default"}, Role: role})
+	}
+	calls := func() string { txt, _ := h.call("apps_stats", map[string]any{}); return strings.Fields(txt)[0] }
+
+	rep := g.Health(as(atrium.RoleReader))
+	if s := rep.Servers[0]; len(s.Probes) != 2 || s.Health != Healthy || rep.Cached || !strings.Contains(rep.Note, "writers") {
+		t.Errorf("a reader's first check: %+v, want ping and tools/list only, saying why", rep)
+	}
+	if got := calls(); got != "calls=1" {
+		t.Fatalf("a reader's check called the server's tools: %s (this stats call is the 1)", got)
+	}
+	full := g.Health(as(atrium.RoleWriter))
+	if len(full.Servers[0].Probes) != 3 || full.Cached {
+		t.Fatalf("a writer's check: %+v", full)
+	}
+	if got := calls(); got != "calls=3" {
+		t.Fatalf("after a writer's check: %s, want the probe and two stats calls", got)
+	}
+	cached := g.Health(as(atrium.RoleReader))
+	if !cached.Cached || !cached.CheckedAt.Equal(full.CheckedAt) || len(cached.Servers[0].Probes) != 3 {
+		t.Errorf("a reader after a writer's check: %+v, want the writer's report, marked cached", cached)
+	}
+	if got := calls(); got != "calls=4" {
+		t.Errorf("a reader's check after the writer's called the server's tools: %s", got)
+	}
+}
