@@ -35,6 +35,11 @@ var accessKinds = map[string]bool{
 	"token.revoked": true, "session.revoked": true, "member.removed": true, "member.role_set": true,
 }
 
+// ChangesAccess reports whether an event of kind may have ended or changed
+// someone's access to a workspace (a token or session revoked, a member
+// removed, a role set): whoever holds a lasting stream checks again.
+func ChangesAccess(kind string) bool { return accessKinds[kind] }
+
 // Visible says whether a may see event e: a member sees the work of the
 // workspace (pages, threads, tasks …) but not someone else's drafts, and
 // only an admin its administration and every draft — the rule the review

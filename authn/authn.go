@@ -239,6 +239,13 @@ func (a *Authenticator) Recheck(ctx context.Context, r *http.Request) (*atrium.A
 	return actor, err
 }
 
+// RecheckToken authenticates a bearer-token request (MCP) again, as
+// Middleware did when it came: a session's lasting streams learn that its
+// token was revoked, or its role changed, since.
+func (a *Authenticator) RecheckToken(ctx context.Context, r *http.Request) (*atrium.Actor, error) {
+	return a.authenticate(ctx, r, false, false)
+}
+
 // errSessionEnded: the cookie names a session that has ended.
 var errSessionEnded = errors.New("session ended")
 

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -116,16 +117,24 @@ func structuredText(t *testing.T, res *mcp.CallToolResult) string {
 }
 
 // atrium mcp --gateway killed with SIGKILL, which leaves it no chance to
-// clean up: its servers, and the grandchild one forked, die with it.
+// clean up, or stopped with SIGTERM: its servers, the grandchild one forked,
+// and one that left its group and session (setsid), die with it.
 func TestGatewayKilledAtriumLeavesNothing(t *testing.T) {
+	for _, sig := range []os.Signal{os.Kill, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) { gatewayAtriumEnds(t, sig) })
+	}
+}
+
+func gatewayAtriumEnds(t *testing.T, sig os.Signal) {
 	up := testUpstream(t)
 	dir := t.TempDir()
 	mark := fmt.Sprintf("ATRIUM_GW_KILL9=%d", time.Now().UnixNano())
 	k, v, _ := strings.Cut(mark, "=")
 	gwPath := filepath.Join(dir, "gateway.json")
 	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"plain": map[string]any{"command": up, "env": map[string]string{k: v}},
-		"fork":  map[string]any{"command": "sh", "args": []string{"-c", "sleep 996 & exec " + up}, "env": map[string]string{k: v}},
+		"plain":  map[string]any{"command": up, "env": map[string]string{k: v}},
+		"fork":   map[string]any{"command": "sh", "args": []string{"-c", "sleep 996 & exec " + up}, "env": map[string]string{k: v}},
+		"setsid": map[string]any{"command": "sh", "args": []string{"-c", "setsid sleep 995 & exec " + up}, "env": map[string]string{k: v}},
 	}})
 	if err := os.WriteFile(gwPath, b, 0o600); err != nil {
 		t.Fatal(err)
@@ -147,20 +156,20 @@ func TestGatewayKilledAtriumLeavesNothing(t *testing.T) {
 		for _, p := range marked(mark) {
 			_, c, _ := strings.Cut(p, " ")
 			switch {
-			case strings.HasPrefix(c, "sleep 996"):
+			case strings.HasPrefix(c, "sleep 996"), strings.HasPrefix(c, "sleep 995"):
 				sleeping++
 			case strings.HasPrefix(c, up):
 				servers++
 			}
 		}
-		if sleeping == 1 && servers == 2 {
+		if sleeping == 2 && servers == 3 {
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the servers did not start: %v", marked(mark))
 		}
 	}
-	if err := cmd.Process.Kill(); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	assertNoneLeft(t, mark)

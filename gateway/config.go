@@ -26,10 +26,14 @@ type ServerConfig struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	// Type is Claude Code's transport name: stdio, http (Streamable HTTP) or
 	// sse (legacy HTTP+SSE, with no attempt at Streamable HTTP first).
-	Type     string   `json:"type,omitempty"`
-	Disabled bool     `json:"disabled,omitempty"`
-	Metadata Metadata `json:"metadata"`
-	Timeouts Timeouts `json:"timeouts"`
+	Type     string `json:"type,omitempty"`
+	Disabled bool   `json:"disabled,omitempty"`
+	// InheritEnv gives the server Atrium's whole environment (less its
+	// secrets) instead of the minimal one (see minimalEnv); nil: as the
+	// file's top-level inheritEnv says, false by default.
+	InheritEnv *bool    `json:"inheritEnv,omitempty"`
+	Metadata   Metadata `json:"metadata"`
+	Timeouts   Timeouts `json:"timeouts"`
 	// Health are probes system_health_check runs besides ping and
 	// tools/list: calls of the server's own tools that say whether what it
 	// fronts is well (004's "how are my apps?": list the deployments, the
@@ -140,10 +144,16 @@ func Parse(b []byte) (*File, error) {
 		return nil, atrium.Errorf(atrium.EInvalid, "%s", describeJSON(b, 0, err))
 	}
 	servers := top
+	var inherit bool
 	if raw, ok := top["mcpServers"]; ok {
 		servers = nil
 		if err := json.Unmarshal(raw, &servers); err != nil {
 			return nil, atrium.Errorf(atrium.EInvalid, "mcpServers must be an object of servers by name (%s)", where(b, raw))
+		}
+		if raw, ok := top["inheritEnv"]; ok {
+			if err := json.Unmarshal(raw, &inherit); err != nil {
+				return nil, atrium.Errorf(atrium.EInvalid, "inheritEnv is true or false (%s)", where(b, raw))
+			}
 		}
 	}
 	f := &File{Servers: map[string]*ServerConfig{}}
@@ -157,6 +167,9 @@ func Parse(b []byte) (*File, error) {
 		}
 		if !validServerName(name) {
 			return nil, atrium.Errorf(atrium.EInvalid, "server %q (%s): a server's name becomes its tools' prefix, so it may hold only letters, digits, _ and - (at most 32)", name, where(b, raw))
+		}
+		if sc.InheritEnv == nil {
+			sc.InheritEnv = &inherit
 		}
 		f.Servers[name] = sc
 	}

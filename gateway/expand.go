@@ -95,6 +95,7 @@ type Spec struct {
 	Command   string
 	Args      []string
 	Env       map[string]string // the server's own env, added to the process environment
+	Inherit   bool              // inheritEnv: the process environment is Atrium's, not the minimal one
 	Cwd       string
 	URL       string
 	Headers   map[string]string
@@ -107,7 +108,8 @@ type Spec struct {
 // Resolve expands sc's variables from lookup. The error names the variable
 // and the field it is in, never a value.
 func Resolve(name string, sc *ServerConfig, lookup func(string) (string, bool)) (*Spec, error) {
-	sp := &Spec{Name: name, Cwd: sc.Cwd, Allow: sc.Metadata.AllowDestructiveTools, Timeouts: sc.Timeouts, Health: sc.Health}
+	sp := &Spec{Name: name, Cwd: sc.Cwd, Allow: sc.Metadata.AllowDestructiveTools, Timeouts: sc.Timeouts, Health: sc.Health,
+		Inherit: sc.InheritEnv != nil && *sc.InheritEnv}
 	// Every value taken from the environment counts as a secret, wherever
 	// it lands: an API key may as well be an argument (--api-key=${KEY}) as
 	// an env entry, and Atrium cannot tell a key from a path.
@@ -169,13 +171,25 @@ func Resolve(name string, sc *ServerConfig, lookup func(string) (string, bool)) 
 // own token).
 var secretEnv = []string{"ATRIUM_TOKEN", "ATRIUM_DB"}
 
-// environ is the process environment of a stdio server: base without
-// Atrium's secrets, with the server's env added (and winning).
+// minimalEnv are the variables of Atrium's environment every stdio server
+// gets: where programs are, whose home, the locale (LC_* too), temp
+// folders, who runs it, the shell and terminal. Anything else — an API key
+// meant for one server — reaches a server only through its own env
+// ("GITHUB_TOKEN": "${GITHUB_TOKEN}"), or with inheritEnv.
+var minimalEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TMP", "TEMP"}
+
+func inMinimalEnv(k string) bool {
+	return slices.Contains(minimalEnv, k) || strings.HasPrefix(k, "LC_")
+}
+
+// environ is the process environment of a stdio server: the minimal part of
+// base (all of it with inheritEnv) without Atrium's secrets, with the
+// server's env added (and winning).
 func (sp *Spec) environ(base []string) []string {
 	out := make([]string, 0, len(base)+len(sp.Env))
 	for _, kv := range base {
 		k, _, _ := strings.Cut(kv, "=")
-		if slices.Contains(secretEnv, k) {
+		if slices.Contains(secretEnv, k) || !sp.Inherit && !inMinimalEnv(k) {
 			continue
 		}
 		if _, mine := sp.Env[k]; mine {

@@ -47,10 +47,14 @@ type Options struct {
 
 // A Gateway is the set of upstream servers of one gateway file.
 type Gateway struct {
-	opts   Options
-	log    *slog.Logger
-	sdkLog *slog.Logger
-	path   string
+	opts Options
+	// lastHealth is the last full health report, what readers get (see
+	// Health).
+	healthMu   sync.Mutex
+	lastHealth *HealthReport
+	log        *slog.Logger
+	sdkLog     *slog.Logger
+	path       string
 
 	opMu      sync.Mutex // serialises Reload and Close
 	mu        sync.Mutex // guards upstreams and closed
@@ -284,9 +288,27 @@ func (g *Gateway) CallTool(ctx context.Context, name string, args json.RawMessag
 		if ctx.Err() == context.DeadlineExceeded {
 			u.checkAlive(sess)
 		}
+		if why, broken := brokenConn(err); broken && ctx.Err() == nil {
+			u.reconnect(sess, why)
+			return nil, unavailable(fmt.Sprintf("server %s: %s; its connection is being opened again, so the next call can go through", u.name, why))
+		}
 		return nil, u.callErr(ctx, err)
 	}
 	return res, nil
+}
+
+// brokenConn says whether a call's error means the connection to the
+// upstream is broken — not the call refused — and why, in words: an answer
+// over the SDK's frame limit ends the connection's reader, and every call
+// after it would fail as well.
+func brokenConn(err error) (why string, broken bool) {
+	switch {
+	case strings.Contains(err.Error(), "exceeded the configured maximum line length"):
+		return fmt.Sprintf("its answer was larger than %d MiB, the most one answer may be (ask for less: a filter, a smaller page)", mcp.DefaultMaxLineLength>>20), true
+	case errors.Is(err, mcp.ErrConnectionClosed):
+		return "the connection to it was lost", true
+	}
+	return "", false
 }
 
 // callErr turns a failed call into an Atrium error, secrets removed.

@@ -139,7 +139,7 @@ func TestEnvironmentAndVariables(t *testing.T) {
 		"required": h.server(map[string]string{"KEY": "${GW_NEEDED:?set GW_NEEDED to your API key}"}),
 	})
 	for v, want := range map[string]string{"A": "from-atrium", "B": "fallback", "C": "pre-from-atrium-post", "D": "${LITERAL}",
-		"GW_INHERITED": "kept", "ATRIUM_TOKEN": "<unset>", "ATRIUM_DB": "<unset>"} {
+		"GW_INHERITED": "<unset>", "ATRIUM_TOKEN": "<unset>", "ATRIUM_DB": "<unset>"} {
 		if got, err := h.call("ok_env", map[string]string{"name": v}); err != nil || got != want {
 			t.Errorf("env %s in the server = %q (%v), want %q", v, got, err, want)
 		}
@@ -250,9 +250,10 @@ func TestHungServerIsKilled(t *testing.T) {
 func TestGrandchildrenNeverOutliveTheirServer(t *testing.T) {
 	h := newHarness(t)
 	h.env["GW_BIN"] = upstreamBin
-	// Two grandchildren: one keeps the environment (and the test's mark),
-	// one drops it (env -i): only its process group names it.
-	fork := map[string]any{"command": "sh", "args": []string{"-c", "sleep 999 & env -i sleep 998 & exec \"$GW_BIN\""}, "env": map[string]string{"TESTUP_CRASH_AFTER": "1"}}
+	// Three grandchildren: one keeps the environment (and the test's mark),
+	// one drops it (env -i): only its process group names it; one leaves
+	// the group and the session (setsid): only the mark names it.
+	fork := map[string]any{"command": "sh", "args": []string{"-c", "sleep 999 & env -i sleep 998 & setsid sleep 993 & exec \"$GW_BIN\""}, "env": map[string]string{"TESTUP_CRASH_AFTER": "1", "GW_BIN": "${GW_BIN}"}}
 	h.start(map[string]any{"fork": fork})
 	txt, err := h.call("fork_pid", map[string]any{})
 	if err != nil {
@@ -278,10 +279,18 @@ func TestGrandchildrenNeverOutliveTheirServer(t *testing.T) {
 	}
 	// The shell starts them in the background: the server may answer
 	// before either has run sleep.
-	waitFor(t, "the grandchildren to run", func() bool { return sleeps(first) == 1 && unmarked() })
+	detached := func() bool {
+		for _, p := range h.marked() {
+			if _, cmd, _ := strings.Cut(p, " "); strings.HasPrefix(cmd, "sleep 993") {
+				return true
+			}
+		}
+		return false
+	}
+	waitFor(t, "the grandchildren to run", func() bool { return sleeps(first) == 1 && unmarked() && detached() })
 	// The server dies (its second call): its grandchildren go with it.
 	_, _ = h.call("fork_echo", map[string]any{})
-	waitFor(t, "the dead server's grandchildren to be killed", func() bool { return sleeps(first) == 0 && !unmarked() })
+	waitFor(t, "the dead server's grandchildren to be killed", func() bool { return sleeps(first) == 0 && !unmarked() && !detached() })
 	waitFor(t, "the restart", func() bool { return h.status("fork").State == Ready })
 	// And Close (in cleanup) ends the new one and its grandchild.
 }
@@ -641,5 +650,69 @@ func TestHealthProbesCallTools(t *testing.T) {
 	}
 	if _, err := Parse([]byte(`{"a": {"command": "x", "health": [{"arguments": {}}]}}`)); err == nil || !strings.Contains(err.Error(), "health[0]: name the tool") {
 		t.Errorf("a probe with no tool: %v", err)
+	}
+}
+
+// An upstream's answer larger than a message may be (the SDK's frame limit)
+// is the upstream's failure — unavailable, saying so — not the caller's
+// invalid_argument, and the connection it broke is re-established at once:
+// the next call works without waiting for a health probe.
+func TestOversizedAnswerIsAnUpstreamErrorAndReconnects(t *testing.T) {
+	h := newHarness(t)
+	h.start(map[string]any{"up": h.server(nil)})
+	if got, err := h.call("up_big", map[string]any{"bytes": 1000}); err != nil || len(got) != 1000 {
+		t.Fatalf("a small answer: %d bytes, %v", len(got), err)
+	}
+	_, err := h.call("up_big", map[string]any{"bytes": 17 << 20})
+	if atrium.ErrorCode(err) != atrium.EUnavailable || !strings.Contains(atrium.ErrorMessage(err), "larger than") {
+		t.Fatalf("an oversized answer: %v (code %q), want unavailable saying the answer was too large", err, atrium.ErrorCode(err))
+	}
+	start := time.Now()
+	for {
+		got, err := h.call("up_echo", map[string]any{"text": "again"})
+		if err == nil && strings.Contains(got, "again") {
+			break
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("calls still fail %s after an oversized answer: %v", time.Since(start), err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A reader may not make Atrium call upstream tools through health probes
+// (a probe may cost an API's quota): a reader's system_health_check gets
+// the last full report, when a writer's or admin's check made one lately,
+// and otherwise ping and tools/list alone — no tool call reaches the server.
+func TestReadersDoNotTriggerToolProbes(t *testing.T) {
+	h := newHarness(t)
+	apps := h.server(nil)
+	apps["health"] = []map[string]any{{"tool": "echo", "arguments": map[string]any{"text": "3 deployments, all green"}}}
+	g := h.start(map[string]any{"apps": apps})
+	as := func(role atrium.Role) context.Context {
+		return atrium.NewContextWithActor(context.Background(), &atrium.Actor{Principal: atrium.Principal{ID: 7, Handle: "r"}, Workspace: atrium.Workspace{ID: 1, Name: "default"}, Role: role})
+	}
+	calls := func() string { txt, _ := h.call("apps_stats", map[string]any{}); return strings.Fields(txt)[0] }
+
+	rep := g.Health(as(atrium.RoleReader))
+	if s := rep.Servers[0]; len(s.Probes) != 2 || s.Health != Healthy || rep.Cached || !strings.Contains(rep.Note, "writers") {
+		t.Errorf("a reader's first check: %+v, want ping and tools/list only, saying why", rep)
+	}
+	if got := calls(); got != "calls=1" {
+		t.Fatalf("a reader's check called the server's tools: %s (this stats call is the 1)", got)
+	}
+	full := g.Health(as(atrium.RoleWriter))
+	if len(full.Servers[0].Probes) != 3 || full.Cached {
+		t.Fatalf("a writer's check: %+v", full)
+	}
+	if got := calls(); got != "calls=3" {
+		t.Fatalf("after a writer's check: %s, want the probe and two stats calls", got)
+	}
+	cached := g.Health(as(atrium.RoleReader))
+	if !cached.Cached || !cached.CheckedAt.Equal(full.CheckedAt) || len(cached.Servers[0].Probes) != 3 {
+		t.Errorf("a reader after a writer's check: %+v, want the writer's report, marked cached", cached)
+	}
+	if got := calls(); got != "calls=4" {
+		t.Errorf("a reader's check after the writer's called the server's tools: %s", got)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/atrium-hq/atrium"
 )
 
 // Health levels, per server and overall.
@@ -26,7 +28,17 @@ type HealthReport struct {
 	Overall   string         `json:"overall" jsonschema:"healthy when every server is, unhealthy when none is usable, degraded otherwise"`
 	CheckedAt time.Time      `json:"checked_at" jsonschema:"when the probes started"`
 	Servers   []ServerHealth `json:"servers" jsonschema:"each server's result"`
+	Cached    bool           `json:"cached,omitempty" jsonschema:"true when this is the last full check (made by a writer or an admin at checked_at), not a new one"`
+	Note      string         `json:"note,omitempty" jsonschema:"what this report leaves out, and why"`
 }
+
+// A reader may not make Atrium call upstream tools: a health probe's call
+// may cost the upstream (an API's quota, a deployment listing). A reader's
+// check is the last full one while it is this recent, else a light one.
+const cachedHealth = 10 * time.Minute
+
+// lightNote says what a reader's light check leaves out.
+const lightNote = "ping and tools/list only: the tool calls of the servers' health configuration run for writers and admins, whose last full check is shown to readers for 10 minutes"
 
 // ServerHealth is one server's probes.
 type ServerHealth struct {
@@ -49,14 +61,32 @@ type Probe struct {
 // probeResult is how much of a tool probe's answer the report keeps.
 const probeResult = 500
 
-// Health probes every server in parallel.
+// Health probes every server in parallel. The caller in ctx decides how:
+// a writer or an admin (or Atrium itself: no caller) runs every probe; a
+// reader gets the last full report while recent (cachedHealth), else ping
+// and tools/list alone — a reader never makes Atrium call an upstream tool.
 func (g *Gateway) Health(ctx context.Context) HealthReport {
+	full := true
+	if a := atrium.ActorFromContext(ctx); a != nil && !a.Role.Allows(atrium.RoleWriter) {
+		full = false
+		g.healthMu.Lock()
+		last := g.lastHealth
+		g.healthMu.Unlock()
+		if last != nil && time.Since(last.CheckedAt) < cachedHealth {
+			rep := *last
+			rep.Cached = true
+			return rep
+		}
+	}
 	rep := HealthReport{CheckedAt: time.Now(), Servers: []ServerHealth{}}
+	if !full {
+		rep.Note = lightNote
+	}
 	ups := g.sortedUpstreams()
 	results := make([]ServerHealth, len(ups))
 	var wg sync.WaitGroup
 	for i, u := range ups {
-		wg.Go(func() { results[i] = u.health(ctx) })
+		wg.Go(func() { results[i] = u.health(ctx, full) })
 	}
 	wg.Wait()
 	counts := map[string]int{}
@@ -75,10 +105,17 @@ func (g *Gateway) Health(ctx context.Context) HealthReport {
 	default:
 		rep.Overall = Degraded
 	}
+	if full {
+		g.healthMu.Lock()
+		g.lastHealth = &rep
+		g.healthMu.Unlock()
+	}
 	return rep
 }
 
-func (u *upstream) health(ctx context.Context) ServerHealth {
+// health probes the server: ping, tools/list and, when full, the tool
+// calls its health configuration names.
+func (u *upstream) health(ctx context.Context, full bool) ServerHealth {
 	u.mu.Lock()
 	h := ServerHealth{Name: u.name, State: u.state, Probes: []Probe{}}
 	sess := u.sess
@@ -109,13 +146,17 @@ func (u *upstream) health(ctx context.Context) ServerHealth {
 		}
 		return p
 	}
-	h.Probes = make([]Probe, 2+len(u.spec.Health))
+	configured := u.spec.Health
+	if !full {
+		configured = nil
+	}
+	h.Probes = make([]Probe, 2+len(configured))
 	var wg sync.WaitGroup
 	wg.Go(func() { h.Probes[0] = probe("ping", func(ctx context.Context) error { return sess.Ping(ctx, nil) }) })
 	wg.Go(func() {
 		h.Probes[1] = probe("tools/list", func(ctx context.Context) error { _, err := sess.ListTools(ctx, nil); return err })
 	})
-	for i, hp := range u.spec.Health {
+	for i, hp := range configured {
 		wg.Go(func() {
 			var result string
 			p := probe("tools/call "+hp.Tool, func(ctx context.Context) error {

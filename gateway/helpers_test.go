@@ -51,6 +51,7 @@ type harness struct {
 	path  string
 	logs  *logBuf
 	env   map[string]string // Atrium's environment, as the gateway sees it
+	top   map[string]any    // keys of the file beside mcpServers
 	g     *Gateway
 	notes atomic.Int64 // OnChange calls
 	// reserved stands for Atrium's own tool names.
@@ -92,7 +93,28 @@ func (h *harness) server(env map[string]string) map[string]any {
 
 func (h *harness) write(servers map[string]any) {
 	h.t.Helper()
-	b, err := json.MarshalIndent(map[string]any{"mcpServers": servers}, "", "  ")
+	// Every server carries the mark, declared: upstreams do not inherit
+	// Atrium's environment.
+	k, v, _ := strings.Cut(h.mark, "=")
+	for _, sc := range servers {
+		m, ok := sc.(map[string]any)
+		if !ok || m["command"] == nil {
+			continue
+		}
+		switch env := m["env"].(type) {
+		case map[string]any:
+			env[k] = v
+		case map[string]string:
+			env[k] = v
+		default:
+			m["env"] = map[string]any{k: v}
+		}
+	}
+	file := map[string]any{"mcpServers": servers}
+	for k, v := range h.top {
+		file[k] = v
+	}
+	b, err := json.MarshalIndent(file, "", "  ")
 	if err != nil {
 		h.t.Fatal(err)
 	}

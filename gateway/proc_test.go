@@ -32,14 +32,15 @@ func readStat(pid string) (string, error) {
 
 func writeRaw(path, s string) error { return os.WriteFile(path, []byte(s), 0o600) }
 
-// When Atrium dies with no chance to clean up (kill -9), the guardian in
-// each server's group sees its pipe end and kills the group, grandchildren
-// included. Closing Atrium's end of the pipe, and nothing else, stands for
-// that death here.
+// When Atrium dies with no chance to clean up (kill -9), the guardian of
+// each server sees its pipe end and kills the server and every descendant:
+// the grandchildren in its group, and one that left the group and the
+// session (setsid), which the guardian, a subreaper, still holds. Closing
+// Atrium's end of the pipe, and nothing else, stands for that death here.
 func TestGuardianEndsTheGroupWhenAtriumDies(t *testing.T) {
 	h := newHarness(t)
 	k, v, _ := strings.Cut(h.mark, "=")
-	sp, err := Resolve("fork", &ServerConfig{Command: "sh", Args: []string{"-c", "sleep 997 & exec " + upstreamBin}}, func(string) (string, bool) { return "", false })
+	sp, err := Resolve("fork", &ServerConfig{Command: "sh", Args: []string{"-c", "sleep 997 & setsid sleep 994 & exec " + upstreamBin}}, func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestGuardianEndsTheGroupWhenAtriumDies(t *testing.T) {
 		}
 		return false
 	}
-	waitFor(t, "the grandchild to start", func() bool { return running("sleep 997") })
+	waitFor(t, "the grandchildren to start", func() bool { return running("sleep 997") && running("sleep 994") })
 	p.release() // as the kernel does when Atrium dies
 	waitFor(t, "the server to be killed", func() bool {
 		select {
@@ -70,4 +71,5 @@ func TestGuardianEndsTheGroupWhenAtriumDies(t *testing.T) {
 		t.Errorf("the server ended with %v, want killed by SIGKILL", p.err)
 	}
 	waitFor(t, "the grandchild to be killed", func() bool { return !running("sleep 997") })
+	waitFor(t, "the grandchild in a session of its own to be killed", func() bool { return !running("sleep 994") })
 }

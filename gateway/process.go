@@ -96,14 +96,20 @@ func (p *process) reap() {
 }
 
 // stop ends the server: first politely (its stdin closes, which the MCP stdio
-// transport defines as the end), then with SIGTERM to its group, then
-// SIGKILL. It returns once the process has been reaped.
+// transport defines as the end), then with SIGTERM to its group, then by its
+// guardian (every descendant), then SIGKILL to the group. It returns once the process has been reaped.
 func (p *process) stop(grace time.Duration) {
 	p.stdin.Close()
 	if p.wait(grace) {
 		return
 	}
 	signalGroup(p.cmd.Process.Pid, syscall.SIGTERM)
+	if p.wait(grace) {
+		return
+	}
+	// The guardian kills the server and every descendant, those that left
+	// the group too; SIGKILL to the group is the last resort.
+	p.release()
 	if p.wait(grace) {
 		return
 	}

@@ -41,6 +41,7 @@ type upstream struct {
 	kick    chan struct{} // a call saw the session lost: reconnect now
 	relist  chan struct{} // the upstream said its lists changed
 	hung    chan string   // a call timed out and the server answers no ping either: restart it
+	broken  chan string   // a call found the connection broken (an answer too large): reconnect now
 	probing atomic.Bool   // a ping after a timed-out call is under way
 
 	mu          sync.Mutex
@@ -74,7 +75,7 @@ const recentIncidents = 8
 
 func newUpstream(g *Gateway, name string, cfg *ServerConfig) *upstream {
 	u := &upstream{g: g, name: name, cfg: cfg, stderr: newRing(16 << 10), done: make(chan struct{}),
-		kick: make(chan struct{}, 1), relist: make(chan struct{}, 1), hung: make(chan string, 1), settled: make(chan struct{}), changed: make(chan struct{}),
+		kick: make(chan struct{}, 1), relist: make(chan struct{}, 1), hung: make(chan string, 1), broken: make(chan string, 1), settled: make(chan struct{}), changed: make(chan struct{}),
 		state: Starting, since: time.Now()}
 	u.ctx, u.cancel = context.WithCancel(context.Background())
 	switch sp, err := Resolve(name, cfg, g.opts.Lookup); {
@@ -259,6 +260,8 @@ func (u *upstream) watch(sess *mcp.ClientSession, proc *process) (why string, lo
 			return "the server no longer knows the session (HTTP 404): initialising again", true
 		case why := <-u.hung:
 			return why, false
+		case why := <-u.broken:
+			return why, true
 		case <-u.relist:
 			ctx, cancel := context.WithTimeout(u.ctx, or(u.spec.Timeouts.Health, defaultHealth))
 			err := u.list(ctx, sess)
@@ -312,6 +315,21 @@ func (u *upstream) checkAlive(sess *mcp.ClientSession) {
 		default:
 		}
 	}()
+}
+
+// reconnect ends the session sess, which a call found broken, at once: the
+// supervisor opens a new one without waiting for a health probe or backoff.
+func (u *upstream) reconnect(sess *mcp.ClientSession, why string) {
+	u.mu.Lock()
+	current := u.sess == sess
+	u.mu.Unlock()
+	if !current {
+		return
+	}
+	select {
+	case u.broken <- why:
+	default:
+	}
 }
 
 func (u *upstream) relistSoon() {

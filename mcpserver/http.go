@@ -32,6 +32,7 @@ type HTTPHandler struct {
 	stateful  *mcp.StreamableHTTPHandler
 	stateless *mcp.StreamableHTTPHandler
 	sse       *sseHandler
+	live      lasting
 }
 
 // protocolVersionHeader carries the protocol version of a Streamable HTTP request.
@@ -48,7 +49,10 @@ func (s *Server) HTTP(opts HTTPOptions) *HTTPHandler {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = MaxMessageBytes
 	}
-	h := &HTTPHandler{s: s, opts: opts}
+	h := &HTTPHandler{s: s, opts: opts, live: lasting{reqs: map[*lastingRequest]struct{}{}}}
+	s.mu.Lock()
+	s.onAccess = append(s.onAccess, h.accessChanged)
+	s.mu.Unlock()
 	// Host and Origin checks run once, before authentication, for every route
 	// (httpserve); the SDK's own loopback check would refuse allowed hosts.
 	h.stateful = mcp.NewStreamableHTTPHandler(h.server, &mcp.StreamableHTTPOptions{
@@ -70,8 +74,8 @@ func (s *Server) HTTP(opts HTTPOptions) *HTTPHandler {
 
 // Register mounts the MCP routes on mux.
 func (h *HTTPHandler) Register(mux *http.ServeMux) {
-	streamable := h.authenticated(h.checked(http.HandlerFunc(h.serveStreamable)))
-	sse := h.authenticated(h.checked(h.sse))
+	streamable := h.authenticated(h.lasting(h.checked(http.HandlerFunc(h.serveStreamable))))
+	sse := h.authenticated(h.lasting(h.checked(h.sse)))
 	mux.Handle("/mcp", streamable)
 	mux.Handle("/w/{workspace}/mcp", streamable)
 	mux.Handle("/mcp/sse", sse)

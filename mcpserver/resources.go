@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/activity"
 )
 
 // listResources adds the toolsets' listed resources of the caller's
@@ -106,6 +108,14 @@ func (s *Server) resourceNotFound(req *mcp.ReadResourceRequest, err error) error
 // (Toolset.Updates).
 func (s *Server) watch(events <-chan atrium.Event) {
 	for ev := range events {
+		if activity.ChangesAccess(ev.Kind) {
+			s.mu.Lock()
+			hooks := slices.Clone(s.onAccess)
+			s.mu.Unlock()
+			for _, fn := range hooks {
+				fn()
+			}
+		}
 		var updates []ResourceUpdate
 		for _, ts := range s.toolsets {
 			if ts.Updates != nil {

@@ -89,6 +89,9 @@ type Server struct {
 	mu      sync.Mutex
 	servers map[int64]*mcp.Server
 	local   *mcp.Server // the server Local built, if any
+	// onAccess are told when an event may have changed someone's access
+	// (activity.ChangesAccess); HTTP uses it to end revoked streams.
+	onAccess []func()
 
 	calls     *metrics.Counter
 	duration  *metrics.Histogram

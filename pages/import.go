@@ -81,6 +81,11 @@ func (s *Service) Import(ctx context.Context, files iter.Seq[File], opts ImportO
 					it.err = checkFolders(it.path)
 				}
 				if it.err == nil {
+					// Another's desk page is a file refused, not an
+					// import stopped.
+					it.err = mayChangeDesk(a, it.path)
+				}
+				if it.err == nil {
 					it.pc, it.err = parse(it.path, f.Content)
 				}
 				if it.err == nil {

@@ -383,7 +383,7 @@ func (m *mover) rewrite(s *Service, a *atrium.Actor) (changed, links int, err er
 		if newPath != oldPath {
 			kind, from = EventPageMoved, oldPath
 		}
-		if err := s.emit(m.ctx, m.tx, a, kind, np, from); err != nil {
+		if err := s.emitChange(m.ctx, m.tx, a, Change{Kind: kind, Page: np, From: from, linksOnly: newPath == oldPath}); err != nil {
 			return 0, 0, err
 		}
 	}

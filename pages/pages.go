@@ -55,6 +55,9 @@ type Change struct {
 	Kind string // EventPageCreated, EventPageUpdated, EventPageMoved or EventPageDeleted
 	Page atrium.Page
 	From string // EventPageMoved: the old path
+	// linksOnly marks an update that only rewrote links to a page that
+	// moved: a consequence of the move, not an edit by the mover.
+	linksOnly bool
 }
 
 // A Hook runs inside the transaction of every page change, so that what
@@ -65,6 +68,9 @@ type Hook func(ctx context.Context, tx *store.Tx, actor *atrium.Actor, c Change)
 func (s *Service) OnChange(h Hook) { s.hooks = append(s.hooks, h) }
 
 func (s *Service) changed(ctx context.Context, tx *store.Tx, a *atrium.Actor, c Change) error {
+	if err := deskRule(a, c); err != nil {
+		return err
+	}
 	for _, h := range s.hooks {
 		if err := h(ctx, tx, a, c); err != nil {
 			return err
@@ -135,10 +141,15 @@ func visiblePage(ctx context.Context, tx *store.Tx, ws int64, path string, membe
 
 // emit records a page change: its event, and what the hooks derive from it.
 func (s *Service) emit(ctx context.Context, tx *store.Tx, a *atrium.Actor, kind string, p atrium.Page, from string) error {
-	if err := s.changed(ctx, tx, a, Change{Kind: kind, Page: p, From: from}); err != nil {
+	return s.emitChange(ctx, tx, a, Change{Kind: kind, Page: p, From: from})
+}
+
+func (s *Service) emitChange(ctx context.Context, tx *store.Tx, a *atrium.Actor, c Change) error {
+	if err := s.changed(ctx, tx, a, c); err != nil {
 		return err
 	}
-	return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, kind, p.Path, PageEvent{Path: p.Path, PageID: p.UID, Revision: p.Revision, From: from, Origin: originOf(ctx)})
+	p := c.Page
+	return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, c.Kind, p.Path, PageEvent{Path: p.Path, PageID: p.UID, Revision: p.Revision, From: c.From, Origin: originOf(ctx)})
 }
 
 // WriteRequest writes a whole page.

@@ -139,6 +139,10 @@ func (s *Services) Close() {
 	}
 }
 
+// Backup writes a consistent copy of an SQLite store to path while it is in
+// use (see store.DB.Backup); PostgreSQL is backed up with pg_dump.
+func (s *Services) Backup(ctx context.Context, path string) error { return s.db.Backup(ctx, path) }
+
 // Events subscribes to the store's events of every workspace, for live
 // notifications; stop ends the subscription.
 func (s *Services) Events() (events <-chan atrium.Event, stop func()) { return s.db.Subscribe(1024) }

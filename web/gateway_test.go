@@ -105,15 +105,27 @@ func TestGatewayPage(t *testing.T) {
 		t.Errorf("an anonymous health check: %d, want 401", code)
 	}
 
-	// Check health now: the report, above the servers.
+	// Check health now: the report, above the servers. A reader's check
+	// makes no tool call (ping and tools/list), saying so; after a writer's
+	// full one, a reader is shown that.
 	code, body, _ = s.as(reader, "POST", "/gateway/health")
-	if code != http.StatusOK {
-		t.Fatalf("POST /gateway/health: %d\n%s", code, body)
+	if code != http.StatusOK || strings.Contains(body, "tools/call echo") || !strings.Contains(body, "ping and tools/list only") {
+		t.Fatalf("a reader's POST /gateway/health: %d, want no tool call and why\n%s", code, body)
 	}
-	for _, want := range []string{`id="health"`, `data-health="degraded"`, `id="health-good" data-health="healthy"`, `id="health-dead" data-health="unhealthy"`, "ping: answered", "tools/call echo: answered", `<pre class="probe-result">all deployments green</pre>`, `id="upstream-good"`} {
-		if !strings.Contains(body, want) {
-			t.Errorf("the health report lacks %q", want)
+	writer := s.tokenFor(t, "wes", atrium.RoleWriter)
+	for _, who := range []string{writer, reader} {
+		code, body, _ = s.as(who, "POST", "/gateway/health")
+		if code != http.StatusOK {
+			t.Fatalf("POST /gateway/health: %d\n%s", code, body)
 		}
+		for _, want := range []string{`id="health"`, `data-health="degraded"`, `id="health-good" data-health="healthy"`, `id="health-dead" data-health="unhealthy"`, "ping: answered", "tools/call echo: answered", `<pre class="probe-result">all deployments green</pre>`, `id="upstream-good"`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("the health report lacks %q", want)
+			}
+		}
+	}
+	if !strings.Contains(body, "(the last full check)") {
+		t.Error("a reader's cached report does not say it is the last full check")
 	}
 	if strings.Contains(body, `id="health-off"`) {
 		t.Error("a disabled server is in the health report")

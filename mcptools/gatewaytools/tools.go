@@ -122,7 +122,7 @@ func healthCheckTool(x *exposed) *mcpserver.Tool {
 	return mcpserver.NewTool(&mcp.Tool{
 		Name:        "system_health_check",
 		Title:       "How are my apps?",
-		Description: "Probes every MCP server behind Atrium's gateway at once (ping, tools/list and the calls of its own tools its health configuration names, such as a list of deployments; each under its own timeout) and reports each as healthy, degraded (slow, or a probe failed) or unhealthy (down, or no probe answered), with the evidence: latencies, errors and what the tools answered. overall sums them up.",
+		Description: "Probes every MCP server behind Atrium's gateway at once (ping, tools/list and the calls of its own tools its health configuration names, such as a list of deployments; each under its own timeout) and reports each as healthy, degraded (slow, or a probe failed) or unhealthy (down, or no probe answered), with the evidence: latencies, errors and what the tools answered. overall sums them up. A reader gets the last full check (cached) or ping and tools/list only.",
 		Annotations: &mcp.ToolAnnotations{Title: "How are my apps?", ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(true)},
 	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, _ HealthCheckInput) (gateway.HealthReport, error) {
 		gw, err := x.gateway()

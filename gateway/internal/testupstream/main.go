@@ -91,6 +91,9 @@ type textIn struct {
 type nameIn struct {
 	Name string `json:"name"`
 }
+type bigIn struct {
+	Bytes int `json:"bytes"`
+}
 type slowIn struct {
 	MS    int `json:"ms"`
 	Steps int `json:"steps,omitempty"`
@@ -163,6 +166,9 @@ func newServer() *mcp.Server {
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "pid", Description: "Returns the process id and group.", Annotations: ro()}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, out, error) {
 		return text(fmt.Sprintf("%d %d", os.Getpid(), syscall.Getpgrp()))
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "big", Description: "Answers with that many bytes of text.", Annotations: ro()}, func(_ context.Context, _ *mcp.CallToolRequest, in bigIn) (*mcp.CallToolResult, out, error) {
+		return text(strings.Repeat("x", in.Bytes))
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "stats", Description: "Counts calls, cancellations and slow calls under way.", Annotations: ro()}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, out, error) {
 		return text(fmt.Sprintf("calls=%d cancelled=%d running=%d", calls.Load(), cancelled.Load(), running.Load()))
