@@ -77,11 +77,13 @@ func (r *Runner) startProcess(uid string, argv, env []string, dir string, size *
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args[0] = argv[0]
 	cmd.Env, cmd.Dir = env, dir
-	release, err := procgroup.Guard(cmd, "atrium-agent")
+	// Its own session, with the terminal as its controlling one; the
+	// guardian leads it and holds every descendant (procgroup).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	release, err := procgroup.Guard(cmd)
 	if err != nil {
 		return nil, err
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Pdeathsig: syscall.SIGKILL}
 	tty, err := pty.StartWithAttrs(cmd, size, cmd.SysProcAttr)
 	if err != nil {
 		release()

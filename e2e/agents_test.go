@@ -147,17 +147,18 @@ func sessionProcesses(id string) []int {
 }
 
 // A kill -9 of Atrium leaves no process of its sessions behind, the forked
-// children of an agent included; when it starts again, the session it left
-// is marked failed.
+// children of an agent included, also one that left the session and its
+// group with setsid; when it starts again, the session it left is marked
+// failed.
 func TestKillingAtriumEndsItsSessions(t *testing.T) {
 	srv := startServe(t, "")
-	if out, errOut, code := srv.cli(t, nil, "agent", "add", "sleeper", "--command", "/bin/sh", "--arg", "-c", "--arg", "sleep 1000 & sleep 1000"); code != 0 {
+	if out, errOut, code := srv.cli(t, nil, "agent", "add", "sleeper", "--command", "/bin/sh", "--arg", "-c", "--arg", "sleep 1000 & setsid sleep 1000 & sleep 1000"); code != 0 {
 		t.Fatalf("agent add: %d\n%s%s", code, out, errOut)
 	}
 	cs := connectHTTP(t, srv.MCP(), srv.createToken(t, "wendy", "", "writer"), "")
 	id, _ := structured(t, callTool(t, cs, "agent_start", map[string]any{"agent": "sleeper"}))["session_id"].(string)
 	deadline := time.Now().Add(10 * time.Second)
-	for len(sessionProcesses(id)) < 2 {
+	for len(sessionProcesses(id)) < 4 { // the guardian, the shell, its two sleeps and the setsid one
 		if time.Now().After(deadline) {
 			t.Fatalf("the session's processes never showed: %v", sessionProcesses(id))
 		}

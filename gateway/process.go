@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/atrium-hq/atrium/internal/procgroup"
 )
 
 // A process is a running stdio server: its pipes, and a channel closed once
@@ -33,7 +35,7 @@ var startedHook func(pgid int)
 func startProcess(sp *Spec, env []string, stderr io.Writer) (*process, error) {
 	cmd := exec.Command(sp.Command, sp.Args...)
 	cmd.Env, cmd.Dir, cmd.SysProcAttr = env, sp.Cwd, sysProcAttr()
-	release, err := guard(cmd)
+	release, err := procgroup.Guard(cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -88,8 +90,8 @@ func startProcess(sp *Spec, env []string, stderr io.Writer) (*process, error) {
 // reaps it.
 func (p *process) reap() {
 	pid := p.cmd.Process.Pid
-	awaitExit(pid)
-	signalGroup(pid, syscall.SIGKILL)
+	procgroup.AwaitExit(pid)
+	procgroup.Signal(pid, syscall.SIGKILL)
 	p.err = p.cmd.Wait()
 	p.release()
 	close(p.exited)
@@ -103,7 +105,7 @@ func (p *process) stop(grace time.Duration) {
 	if p.wait(grace) {
 		return
 	}
-	signalGroup(p.cmd.Process.Pid, syscall.SIGTERM)
+	procgroup.Signal(p.cmd.Process.Pid, syscall.SIGTERM)
 	if p.wait(grace) {
 		return
 	}
@@ -113,7 +115,7 @@ func (p *process) stop(grace time.Duration) {
 	if p.wait(grace) {
 		return
 	}
-	signalGroup(p.cmd.Process.Pid, syscall.SIGKILL)
+	procgroup.Signal(p.cmd.Process.Pid, syscall.SIGKILL)
 	<-p.exited
 }
 

@@ -1,16 +1,24 @@
 //go:build !linux
 
-// Package procgroup keeps the processes Atrium starts and what they fork in
-// one process group; outside Linux it only signals the group.
+// Package procgroup keeps the processes Atrium starts and what they fork
+// together; outside Linux it ends a process only, not what it forked.
 package procgroup
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 )
 
 // Guard does nothing outside Linux: release is a no-op.
-func Guard(cmd *exec.Cmd, name string) (release func(), err error) { return func() {}, cmd.Err }
+func Guard(cmd *exec.Cmd) (release func(), err error) { return func() {}, cmd.Err }
 
-// Signal sends sig to every process of the group pgid.
-func Signal(pgid int, sig syscall.Signal) { _ = syscall.Kill(-pgid, sig) }
+// AwaitExit returns at once outside Linux.
+func AwaitExit(int) {}
+
+// Signal ends the process pid outside Linux, whatever sig.
+func Signal(pid int, _ syscall.Signal) {
+	if p, err := os.FindProcess(pid); err == nil {
+		_ = p.Kill()
+	}
+}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package gateway
+package procgroup
 
 import (
 	"bytes"
@@ -16,9 +16,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The guardian stands between Atrium and each stdio server: Atrium starts
-// its own executable again under this name, in a new process group, and the
-// guardian starts the server in that group. It is a child subreaper
+// The guardian stands between Atrium and each process it starts (a gateway's
+// stdio server, an agent's CLI): Atrium starts its own executable again under
+// this name, in a new process group (or session, with a terminal), and the
+// guardian starts the process in it. It is a child subreaper
 // (PR_SET_CHILD_SUBREAPER), so every descendant of the server that loses its
 // parent — a daemon that double-forks, a grandchild that calls setsid and so
 // leaves the group and the session — becomes the guardian's child instead of
@@ -26,7 +27,7 @@ import (
 // server exits, or Atrium dies (kill -9 included: the pipe on fd 3, whose
 // other end only Atrium holds, ends) or asks it to, the guardian kills every
 // descendant and the group, reaps them, and exits as the server did.
-const guardianName = "atrium-gateway-guardian"
+const guardianName = "atrium-guardian"
 
 func init() {
 	if len(os.Args) > 2 && os.Args[0] == guardianName {
@@ -53,7 +54,7 @@ func runGuardian(path string, argv []string) int {
 	proc, err := os.StartProcess(path, argv, &os.ProcAttr{Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
 		Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}})
 	if err != nil {
-		_, _ = io.WriteString(os.Stderr, "atrium gateway: cannot start "+path+": "+err.Error()+"\n")
+		_, _ = io.WriteString(os.Stderr, "atrium: cannot start "+path+": "+err.Error()+"\n")
 		return 127
 	}
 	// Only the server holds its pipes: their ends tell Atrium that it is gone.
