@@ -21,6 +21,7 @@ import (
 	"github.com/atrium-hq/atrium/identity"
 	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
+	"github.com/atrium-hq/atrium/services"
 	"github.com/atrium-hq/atrium/services/servicestest"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
@@ -38,6 +39,7 @@ type site struct {
 	rev    *review.Service
 	ids    *identity.Service
 	gw     *gateway.Gateway
+	svc    *services.Services
 }
 
 func newSite(tb testing.TB) *site {
@@ -87,7 +89,7 @@ func newSiteWithGateway(tb testing.TB, servers map[string]any) *site {
 	mux := http.NewServeMux()
 	h.Register(mux)
 	tb.Cleanup(h.Close)
-	return &site{mux: mux, secret: secret, ctx: atrium.NewContextWithActor(context.Background(), a), docs: docs, rev: rev, ids: ids, gw: gw}
+	return &site{mux: mux, secret: secret, ctx: atrium.NewContextWithActor(context.Background(), a), docs: docs, rev: rev, ids: ids, gw: gw, svc: svc}
 }
 
 // do serves one request; signed in with the admin's token unless anonymous.

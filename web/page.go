@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -208,6 +209,12 @@ func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, err error,
 // logged, as its text is never shown.
 func (h *Handler) errorCode(r *http.Request, err error) string {
 	code := atrium.ErrorCode(err)
+	if r.Context().Err() != nil && errors.Is(err, r.Context().Err()) {
+		// The browser went away (a reload, a closed tab): nothing failed,
+		// and no one reads the answer.
+		h.Services.Log.Debug("web request abandoned", "path", r.URL.Path)
+		return atrium.EUnavailable
+	}
 	if code == atrium.EInternal || code == "" {
 		h.Services.Log.Error("web request failed", "path", r.URL.Path, "err", err)
 		code = atrium.EInternal
