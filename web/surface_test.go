@@ -1,8 +1,6 @@
 package web_test
 
 import (
-	"context"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -116,21 +114,4 @@ func (s *site) full(method, target string, header http.Header, anonymous bool) (
 func (s *site) headers(method, target string, header http.Header, anonymous bool) (int, http.Header) {
 	code, h, _ := s.full(method, target, header, anonymous)
 	return code, h
-}
-
-// A request the browser abandoned (a reload, a closed tab) is not an error
-// of the server's: it is not logged as one.
-func TestAnAbandonedRequestIsNoServerError(t *testing.T) {
-	var logged strings.Builder
-	s := newSite(t)
-	s.svc.Log = slog.New(slog.NewTextHandler(&logged, nil))
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	req := httptest.NewRequest("GET", "/tree", nil).WithContext(ctx)
-	req.Header.Set("Authorization", "Bearer "+s.secret)
-	rec := httptest.NewRecorder()
-	s.mux.ServeHTTP(rec, req)
-	if strings.Contains(logged.String(), "level=ERROR") {
-		t.Errorf("an abandoned request was logged as an error:\n%s", logged.String())
-	}
 }
