@@ -250,14 +250,12 @@ func TestReliabilityIsolation(t *testing.T) {
 				_ = cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri}) // a refused one is no leak
 			}
 		}
-		// Each ends listening with a page of their own workspace changed after
-		// alice's changes: a leak would have come before it.
+		// Each ends listening with a page of their own workspace written after
+		// alice's changes: a leak would have come before it. The page is new
+		// then, so that no notification of an earlier write of it (which may
+		// reach a subscriber after the write answered) ends the listening
+		// early.
 		markers := map[string]*mcp.ClientSession{"Bob marker.md": bobSub, "Rita marker.md": as}
-		for page, cs := range markers {
-			if res := callTool(t, cs, "write_page", map[string]any{"path": page, "content": "marker"}); res.IsError {
-				t.Fatalf("write %s: %v", page, res.Content)
-			}
-		}
 		if err := bobSub.Subscribe(context.Background(), &mcp.SubscribeParams{URI: "atrium://pages/Bob marker.md"}); err != nil {
 			t.Fatal(err)
 		}
@@ -271,7 +269,7 @@ func TestReliabilityIsolation(t *testing.T) {
 		mustOK("add_todo_file", map[string]any{"id": "todo_2", "file": map[string]any{"name": "u.txt", "content": "x"}})
 		callTool(t, connectHTTP(t, srv.URL+"/w/alpha/mcp", alice, "2025-11-25"), "whoami", nil) // a session joins alpha
 		for page, cs := range markers {
-			mustTool(t, cs, "edit_page", map[string]any{"path": page, "operations": []map[string]any{{"op": "append", "text": "after alice's changes"}}})
+			mustTool(t, cs, "write_page", map[string]any{"path": page, "content": "after alice's changes"})
 		}
 		if heard, ok := until(bobHeard, "atrium://pages/Bob marker.md"); !ok {
 			bad("beta's admin never heard of his own marker page: %v", heard)
