@@ -23,10 +23,9 @@ func TestPageSubscriptionsHearEverySurface(t *testing.T) {
 	if err := sub.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
 		t.Fatal(err)
 	}
-	// The marker page closes the negative check at the end.
-	if res := callTool(t, writer, "write_page", map[string]any{"path": "Team/Marker.md", "content": "marker"}); res.IsError {
-		t.Fatal(res.Content)
-	}
+	// The marker page closes the negative check at the end; it is written
+	// only then, so that no notification of an earlier write of it (which may
+	// reach a subscriber after the write answered) comes in between.
 	const markerURI = "atrium://pages/Team/Marker.md"
 	if err := sub.Subscribe(ctx, &mcp.SubscribeParams{URI: markerURI}); err != nil {
 		t.Fatal(err)
@@ -81,7 +80,7 @@ func TestPageSubscriptionsHearEverySurface(t *testing.T) {
 	}
 	// Then a change of this workspace's marker page, by the same route: a
 	// notification of the other workspace's change would come before it.
-	if _, errOut, code := srv.cli(t, []string{"ATRIUM_AGENT=cli"}, "call", "edit_page", "path=Team/Marker.md", `operations=[{"op":"append","text":"after"}]`); code != 0 {
+	if _, errOut, code := srv.cli(t, []string{"ATRIUM_AGENT=cli"}, "call", "write_page", "path=Team/Marker.md", "content=after"); code != 0 {
 		t.Fatal(errOut)
 	}
 	if before, ok := until(updates, markerURI); !ok {
