@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the `go test -fuzz` targets of the given packages (default: the
-# protocol targets in ./mcpserver and the browser routes' in ./web; ./... for
+# protocol targets in ./mcptools and the browser routes' in ./web; ./... for
 # every target of the repository)
 # in turn, each for ${FUZZTIME:-10s}, and fails if any of them finds a
 # failing input (go test writes it under the package's testdata/fuzz/, where
@@ -23,7 +23,7 @@ workers=${FUZZ_WORKERS:-2}
 failed=0
 found=0
 pkgs=("$@")
-[[ ${#pkgs[@]} -gt 0 ]] || pkgs=(./mcpserver ./web)
+[[ ${#pkgs[@]} -gt 0 ]] || pkgs=(./mcptools ./web)
 dirs=()
 for p in "${pkgs[@]}"; do
 	dirs+=("${p%/...}")
