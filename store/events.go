@@ -535,10 +535,11 @@ func (db *DB) tailPostgres(ctx context.Context) {
 	for {
 		tctx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
-		go func() {
+		go func(every time.Duration) {
 			defer close(done)
 			db.tail(tctx, every)
-		}()
+		}(every) // its own copy: the loop sets the next one
+
 		select {
 		case <-ctx.Done():
 			cancel()
