@@ -31,14 +31,116 @@ type Frame struct {
 type Viewer struct {
 	ID     string
 	Handle string
-	C      <-chan Frame // closed once the viewer is dropped or detached
-	c      chan Frame
-	ru     *run
+	// C delivers the viewer's frames, output coalesced: what came while the
+	// viewer was busy arrives as one piece. It is closed once the viewer is
+	// dropped, detached, or shown the session's end.
+	C  <-chan Frame
+	c  chan Frame
+	ru *run
+
+	mu      sync.Mutex
+	queue   []Frame
+	queued  int           // bytes of output queued
+	wake    chan struct{} // something was queued
+	stop    chan struct{} // closed when the viewer is dropped: C closes at once
+	stopped bool
+	closing bool // the session ended: C closes once the queue is delivered
 }
 
-// viewerBuffer is how many frames a viewer may be behind before it is
-// dropped: output comes in pieces of up to 32 KiB, so some 8 MiB.
-const viewerBuffer = 256
+// maxQueued is how much output a viewer may be behind before it is
+// dropped (it reconnects to a replay of the screen as it is then).
+const maxQueued = 4 << 20
+
+func newViewer(ru *run, handle string) *Viewer {
+	c := make(chan Frame)
+	v := &Viewer{ID: "v_" + strings.ToLower(rand.Text()[:12]), Handle: handle, C: c, c: c, ru: ru,
+		wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	go v.pump()
+	return v
+}
+
+// push queues f for the viewer, merging output into the output before it,
+// and reports false once the viewer is too far behind.
+func (v *Viewer) push(f Frame) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.stopped || v.closing {
+		return true
+	}
+	if n := len(v.queue); n > 0 && f.Output != nil && v.queue[n-1].Output != nil {
+		v.queue[n-1].Output = append(v.queue[n-1].Output, f.Output...)
+	} else {
+		if f.Output != nil {
+			f.Output = append([]byte(nil), f.Output...) // the terminal's buffer is read into again
+		}
+		v.queue = append(v.queue, f)
+	}
+	v.queued += len(f.Output)
+	if v.queued > maxQueued {
+		return false
+	}
+	select {
+	case v.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// halt drops the viewer: C closes without what is queued.
+func (v *Viewer) halt() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.stopped {
+		v.stopped = true
+		close(v.stop)
+	}
+}
+
+// finish lets the viewer be shown what is queued, then closes C.
+func (v *Viewer) finish() {
+	v.mu.Lock()
+	v.closing = true
+	v.mu.Unlock()
+	select {
+	case v.wake <- struct{}{}:
+	default:
+	}
+}
+
+// pump hands the queued frames to C, one at a time, as the viewer takes them.
+func (v *Viewer) pump() {
+	defer close(v.c)
+	for {
+		v.mu.Lock()
+		if v.stopped {
+			v.mu.Unlock()
+			return
+		}
+		if len(v.queue) == 0 {
+			closing := v.closing
+			v.mu.Unlock()
+			if closing {
+				return
+			}
+			select {
+			case <-v.wake:
+			case <-v.stop:
+				return
+			}
+			continue
+		}
+		f := v.queue[0]
+		v.queue[0] = Frame{}
+		v.queue = v.queue[1:]
+		v.queued -= len(f.Output)
+		v.mu.Unlock()
+		select {
+		case v.c <- f:
+		case <-v.stop:
+			return
+		}
+	}
+}
 
 // viewers is the run's share of the terminal's state.
 type viewers struct {
@@ -58,16 +160,13 @@ func (ru *run) output(p []byte) {
 	if len(ru.vs.set) == 0 {
 		return
 	}
-	frame := Frame{Output: append([]byte(nil), p...)}
 	for v := range ru.vs.set {
-		ru.sendLocked(v, frame)
+		ru.sendLocked(v, Frame{Output: p})
 	}
 }
 
 func (ru *run) sendLocked(v *Viewer, f Frame) {
-	select {
-	case v.c <- f:
-	default:
+	if !v.push(f) {
 		ru.dropLocked(v) // behind: it reconnects to a replay
 	}
 }
@@ -77,7 +176,7 @@ func (ru *run) dropLocked(v *Viewer) {
 		return
 	}
 	delete(ru.vs.set, v)
-	close(v.c)
+	v.halt()
 	if ru.vs.writer == v {
 		ru.vs.writer = nil
 		ru.controlLocked()
@@ -100,12 +199,9 @@ func (ru *run) endViewers(state string) {
 	defer ru.vs.mu.Unlock()
 	ru.vs.ended = true
 	for v := range ru.vs.set {
-		select {
-		case v.c <- Frame{Ended: true, State: state}:
-		default:
-		}
+		v.push(Frame{Ended: true, State: state})
+		v.finish()
 		delete(ru.vs.set, v)
-		close(v.c)
 	}
 	ru.vs.writer = nil
 }
@@ -131,11 +227,11 @@ func (s *Service) Attach(ctx context.Context, id string) (v *Viewer, replay []by
 		}
 		return nil, nil, "", atrium.Errorf(atrium.EConflict, "session %s has ended (%s): its transcript is kept", id, cur.State)
 	}
-	c := make(chan Frame, viewerBuffer)
-	v = &Viewer{ID: "v_" + strings.ToLower(rand.Text()[:12]), Handle: a.Principal.Handle, C: c, c: c, ru: ru}
+	v = newViewer(ru, a.Principal.Handle)
 	ru.vs.mu.Lock()
 	defer ru.vs.mu.Unlock()
 	if ru.vs.ended {
+		v.halt()
 		return nil, nil, "", atrium.Errorf(atrium.EConflict, "session %s has ended", id)
 	}
 	ru.vs.set[v] = struct{}{}
