@@ -145,6 +145,17 @@ func (tx *Tx) EventsAfter(ctx context.Context, ws, after int64, limit int) ([]at
 	return queryAll(ctx, tx, scanEvent, q, args...)
 }
 
+// eventsFollowed is EventsAfter for a follower of workspace ws: with the
+// events of no workspace too (a new principal, a token of any workspace
+// revoked), which Follow passes on live as well, so that one committed just
+// before the follower subscribed is not missed.
+func (tx *Tx) eventsFollowed(ctx context.Context, ws, after int64, limit int) ([]atrium.Event, error) {
+	if ws == 0 {
+		return tx.EventsAfter(ctx, 0, after, limit)
+	}
+	return queryAll(ctx, tx, scanEvent, "SELECT "+eventCols+" FROM events WHERE seq > ? AND (workspace_id = ? OR workspace_id IS NULL) ORDER BY seq LIMIT ?", after, ws, limit)
+}
+
 // An EventBy is an event with who made it, for people to read.
 type EventBy struct {
 	atrium.Event
@@ -197,9 +208,9 @@ func (db *DB) logHead(ctx context.Context) (int64, error) {
 
 // Follow calls fn with every event of workspace ws (every workspace when ws
 // is 0) after position after, in log order, each once, until fn returns
-// false, ctx ends or the store closes. Live events of no workspace (a new
-// principal, a revoked token) are passed to a follower of any workspace:
-// they may be its caller's. A follower that falls behind the live stream
+// false, ctx ends or the store closes. Events of no workspace (a new
+// principal, a revoked token) are passed to a follower of any workspace,
+// caught up and live: they may be its caller's. A follower that falls behind the live stream
 // catches up from the log instead of losing events.
 func (db *DB) Follow(ctx context.Context, ws, after int64, fn func(atrium.Event) bool) error {
 	const window = 500
@@ -208,7 +219,7 @@ func (db *DB) Follow(ctx context.Context, ws, after int64, fn func(atrium.Event)
 		for {
 			var batch []atrium.Event
 			err := db.View(ctx, func(tx *Tx) (err error) {
-				batch, err = tx.EventsAfter(ctx, ws, after, window)
+				batch, err = tx.eventsFollowed(ctx, ws, after, window)
 				return err
 			})
 			if err != nil {

@@ -308,3 +308,37 @@ func TestAListenerThatHearsNothingFallsBackToPolling(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A follower of one workspace also gets the events of no workspace (a token
+// of any workspace revoked) that were committed before it subscribed: a
+// browser's stream opened a moment before a revoke must still end.
+func TestFollowersCatchUpOnEventsOfNoWorkspace(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		db := storetest.MustOpen(t, e, &store.Options{Conns: 4})
+		var ws int64
+		err := db.Update(ctx, func(tx *store.Tx) error {
+			w, err := tx.CreateWorkspace(ctx, "followed")
+			ws = w.ID
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, err := db.LatestEventSeq(ctx, ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		emit(t, db, 0, "token of any workspace revoked")
+		emit(t, db, ws, "in the workspace")
+		var got []string
+		err = db.Follow(ctx, ws, after, func(ev atrium.Event) bool {
+			got = append(got, ev.Subject)
+			return len(got) < 2
+		})
+		if err != nil || len(got) != 2 || got[0] != "token of any workspace revoked" {
+			t.Errorf("the follower got %v, %v; want the event of no workspace, then the workspace's", got, err)
+		}
+	})
+}
