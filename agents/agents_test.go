@@ -506,3 +506,46 @@ func TestTwentySessionsAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// Starts of one agent on one task at the same moment: exactly one runs, the
+// others are conflicts, on either engine.
+func TestConcurrentStartsRunOneSession(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := newEnv(t, e)
+		if _, err := v.svc.Agents.SetAgent(v.admin, agents.AgentRequest{Handle: "racer", Command: "/bin/sh", Args: []string{"-c", "sleep 1000"}}); err != nil {
+			t.Fatal(err)
+		}
+		task, err := v.svc.Tasks.Create(v.admin, tasks.CreateRequest{Fields: tasks.Fields{Title: new("Once")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var (
+			wg        sync.WaitGroup
+			mu        sync.Mutex
+			started   []agents.Session
+			conflicts int
+		)
+		for range 6 {
+			wg.Go(func() {
+				s, err := v.svc.Agents.Start(v.admin, agents.StartRequest{Agent: "racer", Task: task.Number})
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					started = append(started, s)
+				case atrium.ErrorCode(err) == atrium.EConflict:
+					conflicts++
+				default:
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if len(started) != 1 || conflicts != 5 {
+			t.Fatalf("%d started and %d conflicts, want 1 and 5", len(started), conflicts)
+		}
+		if _, err := v.svc.Agents.Stop(v.admin, started[0].ID); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

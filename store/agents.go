@@ -5,7 +5,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/atrium-hq/atrium"
 )
@@ -136,11 +139,26 @@ func scanAgentSession(sc scanner) (AgentSessionRow, error) {
 }
 
 // InsertAgentSession records a new session; it sets r.ID and r.StartedAt.
+// A second open session of the agent on the same task is a conflict.
 func (tx *Tx) InsertAgentSession(ctx context.Context, r *AgentSessionRow) error {
 	r.StartedAt = tx.now
-	return tx.queryRow(ctx, `INSERT INTO agent_sessions (uid, workspace_id, principal_id, task_id, state, reason, dir, branch, base, replica, token_id, started_by, started_at)
+	err := tx.queryRow(ctx, `INSERT INTO agent_sessions (uid, workspace_id, principal_id, task_id, state, reason, dir, branch, base, replica, token_id, started_by, started_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		r.UID, r.WorkspaceID, r.PrincipalID, nullID(r.TaskID), r.State, r.Reason, r.Dir, r.Branch, r.Base, r.Replica, nullID(r.TokenID), nullID(r.StartedBy), micros(r.StartedAt)).Scan(&r.ID)
+	if err != nil && isUniqueViolation(err) {
+		return atrium.Errorf(atrium.EConflict, "the agent already has a session on this task: stop it first")
+	}
+	return err
+}
+
+// isUniqueViolation reports whether err is a unique index refusing a row,
+// in either engine's words.
+func isUniqueViolation(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code == "23505"
+	}
+	return strings.Contains(err.Error(), "UNIQUE constraint failed")
 }
 
 // SetAgentSession records a session's state, how it ended (exitCode nil
