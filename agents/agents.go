@@ -26,6 +26,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -50,9 +51,12 @@ type Service struct {
 	ids   *identity.Service
 	tasks *tasks.Service
 
-	mu      sync.Mutex
-	runner  *Runner         // nil until Enable: sessions run in atrium serve only
-	running map[string]*run // by session uid
+	mu       sync.Mutex
+	runner   *Runner         // nil until Enable: sessions run in atrium serve only
+	running  map[string]*run // by session uid
+	disp     *dispatcher     // wakes agents, from Enable to Shutdown
+	stopDisp context.CancelFunc
+	dispDone chan struct{}
 }
 
 // New returns the service over db; it runs no session until Enable.
@@ -69,6 +73,10 @@ type Agent struct {
 	Preset
 	// Repo is the git repository the agent works in; empty for none.
 	Repo string
+	// Paused: its deliveries queue and none wakes it.
+	Paused bool
+	// MaxSessions bounds its sessions at once (0: the server's default).
+	MaxSessions int
 }
 
 // AgentRequest adds or changes an agent.
@@ -79,6 +87,9 @@ type AgentRequest struct {
 	Args    []string
 	Env     map[string]string
 	Repo    string
+	// Wake overrides the preset's channel into a running session (Wake*).
+	Wake        string
+	MaxSessions int
 }
 
 // SetAgent adds or changes the agent r.Handle (created as a principal of
@@ -108,6 +119,17 @@ func (s *Service) SetAgent(ctx context.Context, r AgentRequest) (Agent, error) {
 	}
 	if len(r.Args) > 0 {
 		p.Args = r.Args
+	}
+	switch {
+	case r.Wake != "" && !slices.Contains(WakeModes, r.Wake):
+		return Agent{}, atrium.Errorf(atrium.EInvalid, "no wake channel %q (channels: %s)", r.Wake, strings.Join(WakeModes, ", "))
+	case r.Wake != "":
+		p.Wake = r.Wake
+	case p.Wake == "":
+		p.Wake = WakeNone // a command of its own: nothing is typed into it unless asked
+	}
+	if r.MaxSessions < 0 || r.MaxSessions > 100 {
+		return Agent{}, atrium.Errorf(atrium.EInvalid, "max sessions is 1 to 100 (0: the server's default), not %d", r.MaxSessions)
 	}
 	p.Env = maps.Clone(p.Env)
 	for k, v := range r.Env {
@@ -139,7 +161,7 @@ func (s *Service) SetAgent(ctx context.Context, r AgentRequest) (Agent, error) {
 			return atrium.Errorf(atrium.EInvalid, "@%s is a person, not an agent", r.Handle)
 		}
 		row := store.AgentRow{WorkspaceID: a.Workspace.ID, PrincipalID: pr.ID, Preset: p.Name, Command: p.Command, Args: p.Args, Env: p.Env,
-			InstructionsFile: p.InstructionsFile, PromptMode: p.PromptMode, Resume: p.Resume, Repo: r.Repo}
+			InstructionsFile: p.InstructionsFile, PromptMode: p.PromptMode, Resume: p.Resume, Repo: r.Repo, Wake: p.Wake, MaxSessions: r.MaxSessions}
 		if err := tx.PutAgent(ctx, row); err != nil {
 			return err
 		}
@@ -204,8 +226,19 @@ func (s *Service) RemoveAgent(ctx context.Context, handle string) error {
 }
 
 func agentOf(r store.AgentRow) Agent {
-	return Agent{Handle: r.Handle, Repo: r.Repo, Preset: Preset{Name: r.Preset, Command: r.Command, Args: r.Args, Env: r.Env,
-		InstructionsFile: r.InstructionsFile, PromptMode: r.PromptMode, Resume: r.Resume, PromptArgs: presets[r.Preset].PromptArgs, MCPArgs: presets[r.Preset].MCPArgs}}
+	wake := r.Wake
+	if wake == "" { // set before wake channels were
+		wake = cmpStr(presets[r.Preset].Wake, WakeNone)
+	}
+	return Agent{Handle: r.Handle, Repo: r.Repo, Paused: r.Paused, MaxSessions: r.MaxSessions, Preset: Preset{Name: r.Preset, Command: r.Command, Args: r.Args, Env: r.Env,
+		InstructionsFile: r.InstructionsFile, PromptMode: r.PromptMode, Resume: r.Resume, PromptArgs: presets[r.Preset].PromptArgs, MCPArgs: presets[r.Preset].MCPArgs, Wake: wake}}
+}
+
+func cmpStr(v, def string) string {
+	if v != "" {
+		return v
+	}
+	return def
 }
 
 // dataDir is where sessions without a repository work, and where every

@@ -41,7 +41,7 @@ func newEnv(t testing.TB, e store.Engine) *env {
 		t.Fatal(err)
 	}
 	v := &env{svc: svc, admin: atrium.NewContextWithActor(context.Background(), a), data: t.TempDir()}
-	if err := svc.Agents.Enable(context.Background(), agents.RunnerConfig{DataDir: v.data, URL: "http://127.0.0.1:1", Binary: "/bin/true", Replica: "test-" + t.Name(), StopGrace: time.Second}); err != nil {
+	if err := svc.Agents.Enable(context.Background(), agents.RunnerConfig{DataDir: v.data, URL: "http://127.0.0.1:1", Binary: "/bin/true", Replica: "test-" + t.Name(), StopGrace: time.Second, MaxSessions: 64}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(svc.Agents.Shutdown)
@@ -270,9 +270,10 @@ func TestSessionRules(t *testing.T) {
 	if _, err := v.svc.Agents.Start(wctx, agents.StartRequest{Agent: "sleeper", Task: other.Number}); atrium.ErrorCode(err) != atrium.EConflict {
 		t.Errorf("a start over a folder that is not its worktree: %v", err)
 	}
+	// It is on record as failed, with why: nothing ran over the folder.
 	list, err := v.svc.Agents.Sessions(wctx, 10)
-	if err != nil || len(list) != 1 {
-		t.Errorf("sessions %+v, %v; want only the first (nothing started over the folder)", list, err)
+	if err != nil || len(list) != 2 || list[0].State != agents.StateFailed || !strings.Contains(list[0].Reason, "is not") || list[0].PID != 0 || list[0].Dir != "" {
+		t.Errorf("sessions %+v, %v; want the first and a failed one that says why", list, err)
 	}
 }
 
@@ -466,7 +467,7 @@ func TestResizeAndInterrupt(t *testing.T) {
 // Twenty sessions run at once, and stop, leaving nothing behind.
 func TestTwentySessionsAtOnce(t *testing.T) {
 	v := newEnv(t, store.SQLite)
-	if _, err := v.svc.Agents.SetAgent(v.admin, agents.AgentRequest{Handle: "many", Command: "/bin/sh", Args: []string{"-c", "sleep 1000 & sleep 1000"}}); err != nil {
+	if _, err := v.svc.Agents.SetAgent(v.admin, agents.AgentRequest{Handle: "many", Command: "/bin/sh", Args: []string{"-c", "sleep 1000 & sleep 1000"}, MaxSessions: 20}); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup

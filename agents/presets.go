@@ -28,6 +28,9 @@ type Preset struct {
 	// Resume are the arguments that resume the CLI's own session ({id}),
 	// empty when it cannot.
 	Resume []string
+	// Wake is how a message reaches a running session (Wake*); with
+	// stream-json or acp the first prompt is the first message too.
+	Wake string
 	// MCPArgs are added after Args to point the CLI at Atrium's MCP server:
 	// {config} is the MCP configuration file Atrium writes for the session
 	// (outside the worktree, so that no secret and no file of Atrium's lands
@@ -40,22 +43,33 @@ var presets = map[string]Preset{
 	"claude": {
 		Name: "claude", Command: "claude", InstructionsFile: "CLAUDE.md", PromptMode: PromptArg,
 		PromptArgs: []string{"{prompt}"}, Resume: []string{"--resume", "{id}"},
-		MCPArgs: []string{"--mcp-config", "{config}"},
+		MCPArgs: []string{"--mcp-config", "{config}"}, Wake: WakePTY,
+	},
+	// Claude Code headless: no screen of its own, every turn a message on
+	// stdin, rendered for viewers; the surest way to wake it.
+	"claude-stream": {
+		Name: "claude-stream", Command: "claude", InstructionsFile: "CLAUDE.md", PromptMode: PromptNone,
+		Args:   []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"},
+		Resume: []string{"--resume", "{id}"}, MCPArgs: []string{"--mcp-config", "{config}"}, Wake: WakeStreamJSON,
 	},
 	"codex": {
 		Name: "codex", Command: "codex", InstructionsFile: "AGENTS.md", PromptMode: PromptArg,
 		PromptArgs: []string{"{prompt}"}, Resume: []string{"resume", "{id}"},
-		MCPArgs: []string{"-c", `mcp_servers.atrium.command="{atrium}"`, "-c", `mcp_servers.atrium.args=["mcp"]`},
+		MCPArgs: []string{"-c", `mcp_servers.atrium.command="{atrium}"`, "-c", `mcp_servers.atrium.args=["mcp"]`}, Wake: WakePTY,
 	},
 	"gemini": {
 		Name: "gemini", Command: "gemini", InstructionsFile: "GEMINI.md", PromptMode: PromptArg,
-		PromptArgs: []string{"-i", "{prompt}"}, Resume: []string{"--resume", "{id}"},
+		PromptArgs: []string{"-i", "{prompt}"}, Resume: []string{"--resume", "{id}"}, Wake: WakePTY,
+	},
+	// Gemini CLI as an ACP agent: Atrium is its client.
+	"gemini-acp": {
+		Name: "gemini-acp", Command: "gemini", Args: []string{"--acp"}, InstructionsFile: "GEMINI.md", PromptMode: PromptNone, Wake: WakeACP,
 	},
 	"opencode": {
 		Name: "opencode", Command: "opencode", InstructionsFile: "AGENTS.md", PromptMode: PromptArg,
-		PromptArgs: []string{"--prompt", "{prompt}"},
+		PromptArgs: []string{"--prompt", "{prompt}"}, Wake: WakePTY,
 	},
-	"shell": {Name: "shell", Command: defaultShell(), PromptMode: PromptNone},
+	"shell": {Name: "shell", Command: defaultShell(), PromptMode: PromptNone, Wake: WakeNone},
 }
 
 func defaultShell() string {

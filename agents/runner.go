@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	acp "github.com/coder/acp-go-sdk"
 	"github.com/creack/pty"
 
 	"github.com/atrium-hq/atrium/internal/procgroup"
@@ -36,7 +37,15 @@ type RunnerConfig struct {
 	// viewers that connect later (256 KiB); TranscriptBytes bounds the
 	// transcript file (16 MiB).
 	RingBytes, TranscriptBytes int
+	// MaxSessions bounds a workspace's sessions at once (8).
+	MaxSessions int
+	// Lease is how long a claim on deliveries lasts before another replica
+	// may take them over (2 min); Poll how often the dispatcher looks for
+	// due deliveries besides being told of new ones (1 s).
+	Lease, Poll time.Duration
 }
+
+func (c RunnerConfig) maxSessions() int { return cmp(c.MaxSessions, defaultWorkspaceSessions) }
 
 // A Runner starts and supervises sessions' processes.
 type Runner struct{ cfg RunnerConfig }
@@ -46,6 +55,10 @@ const (
 	defaultRing       = 256 << 10
 	defaultTranscript = 16 << 20
 	defaultGrace      = 5 * time.Second
+	// defaultAgentSessions and defaultWorkspaceSessions bound sessions at
+	// once, per agent and per workspace, unless set.
+	defaultAgentSessions     = 4
+	defaultWorkspaceSessions = 8
 )
 
 // run is one session's process.
@@ -62,14 +75,36 @@ type run struct {
 	ended   chan struct{} // closed once its end is recorded (supervise)
 	grace   time.Duration
 
-	mu       sync.Mutex
-	exitCode int
-	stopping bool // a stop was asked: it ends as stopped, not exited
+	// wake is how messages reach the agent (Wake*), ch the channel itself.
+	wake string
+	ch   channel
+
+	mu         sync.Mutex
+	exitCode   int
+	stopping   bool // a stop was asked: it ends as stopped, not exited
+	status     string
+	cliSession string
+	lastOutput time.Time
+	line       []byte // what a viewer has typed into a structured session, not yet sent
+	onStatus   func(status, cliSession string)
 }
 
-// startProcess starts argv in dir with env, in a PTY of its own session and
-// process group, guarded so that nothing of it outlives Atrium.
-func (r *Runner) startProcess(uid string, argv, env []string, dir string, size *pty.Winsize) (*run, error) {
+// procSpec is what a session's process is started with.
+type procSpec struct {
+	argv, env []string
+	dir       string
+	size      *pty.Winsize
+	wake      string
+	// mcp is the MCP server an ACP agent is given for Atrium.
+	mcp acp.McpServerStdio
+}
+
+// startProcess starts argv in dir with env, guarded so that nothing of it
+// outlives Atrium: in a PTY of its own session when its channel is the
+// terminal, or with pipes to a structured channel (stream-json, ACP) whose
+// output is shown to viewers as it is rendered.
+func (r *Runner) startProcess(uid string, sp procSpec) (*run, error) {
+	argv, env, dir, wake := sp.argv, sp.env, sp.dir, sp.wake
 	path, err := lookPath(argv[0], env)
 	if err != nil {
 		return nil, err
@@ -77,14 +112,28 @@ func (r *Runner) startProcess(uid string, argv, env []string, dir string, size *
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args[0] = argv[0]
 	cmd.Env, cmd.Dir = env, dir
-	// Its own session, with the terminal as its controlling one; the
+	structured := wake == WakeStreamJSON || wake == WakeACP
+	// Its own session (with the terminal as its controlling one); the
 	// guardian leads it and holds every descendant (procgroup).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: !structured}
 	release, err := procgroup.Guard(cmd)
 	if err != nil {
 		return nil, err
 	}
-	tty, err := pty.StartWithAttrs(cmd, size, cmd.SysProcAttr)
+	var tty *os.File
+	var stdin io.WriteCloser
+	var stdout io.ReadCloser
+	if structured {
+		if stdin, err = cmd.StdinPipe(); err == nil {
+			stdout, err = cmd.StdoutPipe()
+		}
+		if err == nil {
+			cmd.Stderr = nil // to /dev/null: a CLI's diagnostics are not its protocol; its stream says what failed
+			err = cmd.Start()
+		}
+	} else {
+		tty, err = pty.StartWithAttrs(cmd, sp.size, cmd.SysProcAttr)
+	}
 	if err != nil {
 		release()
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
@@ -96,13 +145,28 @@ func (r *Runner) startProcess(uid string, argv, env []string, dir string, size *
 	script, err := newTranscript(sdir, cmp(r.cfg.TranscriptBytes, defaultTranscript))
 	if err != nil {
 		r.kill(cmd.Process.Pid)
-		tty.Close()
+		if tty != nil {
+			tty.Close()
+		}
 		release()
 		return nil, err
 	}
 	ru := &run{uid: uid, cmd: cmd, tty: tty, release: release, pgid: cmd.Process.Pid, out: newRing(cmp(r.cfg.RingBytes, defaultRing)),
-		vs: viewers{set: map[*Viewer]struct{}{}}, script: script, done: make(chan struct{}), ended: make(chan struct{}), grace: time.Duration(cmp(int(r.cfg.StopGrace), int(defaultGrace)))}
-	go ru.pump()
+		vs: viewers{set: map[*Viewer]struct{}{}}, script: script, done: make(chan struct{}), ended: make(chan struct{}), grace: time.Duration(cmp(int(r.cfg.StopGrace), int(defaultGrace))),
+		wake: wake, status: StatusPending, lastOutput: time.Now()}
+	switch wake {
+	case WakeStreamJSON:
+		ru.ch = &streamJSON{ru: ru, in: stdin}
+		go ru.reap(func() { readStreamJSON(ru, stdout) })
+	case WakeACP:
+		c := newACP(ru, stdin, stdout, dir)
+		c.mcp = sp.mcp
+		ru.ch = c
+		go ru.reap(ru.ch.(*acpChannel).serve)
+	default:
+		ru.ch = &ptyChannel{ru: ru, typed: wake == WakePTY}
+		go ru.reap(ru.pumpTTY)
+	}
 	return ru, nil
 }
 
@@ -117,6 +181,11 @@ func cmp(v, def int) int {
 // Atrium's.
 func lookPath(name string, env []string) (string, error) {
 	if strings.Contains(name, "/") {
+		// Checked here: past the guardian, a missing program is only an
+		// exit code 127.
+		if fi, err := os.Stat(name); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+			return "", fmt.Errorf("%s is not installed here (no such executable file)", name)
+		}
 		return name, nil
 	}
 	for _, kv := range env {
@@ -135,24 +204,31 @@ func lookPath(name string, env []string) (string, error) {
 	return "", fmt.Errorf("%s is not installed here (not found in the session's PATH)", name)
 }
 
-// pump copies the terminal's output into the ring and the transcript until
-// the process and everything holding its terminal are gone, then reaps it.
-func (ru *run) pump() {
+// pumpTTY copies the terminal's output into the ring and the transcript
+// until the process and everything holding its terminal are gone.
+func (ru *run) pumpTTY() {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := ru.tty.Read(buf)
 		if n > 0 {
 			ru.output(buf[:n])
-			ru.script.Write(buf[:n])
 		}
 		if err != nil {
-			break // EIO: no process holds the terminal any more
+			return // EIO: no process holds the terminal any more
 		}
 	}
+}
+
+// reap runs read (which returns once the process's output ends), then reaps
+// the process and ends what is left of its group.
+func (ru *run) reap(read func()) {
+	read()
 	err := ru.cmd.Wait()
 	// Whatever of the group is left (a grandchild that kept no terminal).
 	procgroup.Signal(ru.pgid, syscall.SIGKILL)
-	ru.tty.Close()
+	if ru.tty != nil {
+		ru.tty.Close()
+	}
 	ru.release()
 	ru.script.Close()
 	code := 0
@@ -185,11 +261,21 @@ func (ru *run) stop() {
 
 func (r *Runner) kill(pgid int) { procgroup.Signal(pgid, syscall.SIGKILL) }
 
-// Write types p into the session's terminal.
-func (ru *run) Write(p []byte) (int, error) { return ru.tty.Write(p) }
+// Write types p into the session's terminal; a structured session takes
+// typed lines as turns.
+func (ru *run) Write(p []byte) (int, error) {
+	if ru.tty == nil {
+		return ru.typeLine(p)
+	}
+	return ru.tty.Write(p)
+}
 
-// resize sets the terminal's size; the process hears SIGWINCH.
+// resize sets the terminal's size; the process hears SIGWINCH. A structured
+// session has no terminal to size.
 func (ru *run) resize(rows, cols uint16) error {
+	if ru.tty == nil {
+		return nil
+	}
 	return pty.Setsize(ru.tty, &pty.Winsize{Rows: rows, Cols: cols})
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	acp "github.com/coder/acp-go-sdk"
 	"github.com/creack/pty"
 
 	"github.com/atrium-hq/atrium"
@@ -30,18 +31,25 @@ const (
 
 // A Session is one run of an agent.
 type Session struct {
-	ID        string
-	Agent     string
-	Task      int64 // 0: none
-	State     string
-	ExitCode  *int
-	Reason    string
-	Dir       string // the working folder: a worktree, or a fresh folder
-	Branch    string // the worktree's branch; empty without a repository
-	Base      string
-	Replica   string
-	StartedAt time.Time
-	EndedAt   time.Time
+	ID string
+	// Generation numbers the sessions: a delivery names the one it is for,
+	// and a message meant for an earlier one never acts on a later one.
+	Generation int64
+	// Status is what the agent is doing (Status*), from the best source the
+	// session has; CLISession the CLI's own session id, when it said it.
+	Status     string
+	CLISession string
+	Agent      string
+	Task       int64 // 0: none
+	State      string
+	ExitCode   *int
+	Reason     string
+	Dir        string // the working folder: a worktree, or a fresh folder
+	Branch     string // the worktree's branch; empty without a repository
+	Base       string
+	Replica    string
+	StartedAt  time.Time
+	EndedAt    time.Time
 	// Live, only on the replica that runs it:
 	PID       int
 	CPU       time.Duration
@@ -65,6 +73,9 @@ func (s *Service) Enable(ctx context.Context, cfg RunnerConfig) error {
 			if err := tx.SetAgentSession(ctx, r.ID, StateFailed, "Atrium stopped while it ran", nil, 0, true); err != nil {
 				return err
 			}
+			if _, err := tx.FailUnread(ctx, r.ID, tx.Now(), "the session "+r.UID+" ended with Atrium before the agent read it"); err != nil {
+				return err
+			}
 			if r.TokenID != 0 {
 				if err := tx.RevokeToken(ctx, r.TokenID); err != nil {
 					return err
@@ -76,9 +87,17 @@ func (s *Service) Enable(ctx context.Context, cfg RunnerConfig) error {
 	if err != nil {
 		return err
 	}
+	dctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	d := &dispatcher{s: s, cfg: cfg, kick: make(chan struct{}, 1), busy: map[store.DeliveryGroup]bool{}, sem: make(chan struct{}, dispatchers)}
+	done := make(chan struct{})
 	s.mu.Lock()
 	s.runner = &Runner{cfg: cfg}
+	s.disp, s.stopDisp, s.dispDone = d, stop, done
 	s.mu.Unlock()
+	go func() {
+		defer close(done)
+		d.run(dctx)
+	}()
 	return nil
 }
 
@@ -98,36 +117,62 @@ func (s *Service) Start(ctx context.Context, r StartRequest) (Session, error) {
 	if err != nil {
 		return Session{}, err
 	}
+	ses, _, err := s.start(ctx, a, r)
+	return ses, err
+}
+
+// start starts a session as a (a person, or the dispatcher acting for who
+// caused a delivery) and returns its run, nil when it did not start.
+func (s *Service) start(ctx context.Context, a *atrium.Actor, r StartRequest) (Session, *run, error) {
 	s.mu.Lock()
 	runner := s.runner
 	s.mu.Unlock()
 	if runner == nil {
-		return Session{}, atrium.Errorf(atrium.EUnavailable, "agent sessions run inside atrium serve: start them there (its MCP endpoint, the browser, or atrium agent start --url)")
+		return Session{}, nil, atrium.Errorf(atrium.EUnavailable, "agent sessions run inside atrium serve: start them there (its MCP endpoint, the browser, or atrium agent start --url)")
 	}
+	ctx = atrium.NewContextWithActor(ctx, a)
 	ag, err := s.Agent(ctx, r.Agent)
 	if err != nil {
-		return Session{}, err
+		return Session{}, nil, err
 	}
 	var packet string
 	var task atrium.Task
 	if r.Task != 0 {
 		c, err := s.tasks.GetContext(ctx, r.Task)
 		if err != nil {
-			return Session{}, err
+			return Session{}, nil, err
 		}
 		task = c.Task
 		packet = contextPacket(s.tasks.ContextOutput(c))
-	}
-	if err := s.oneAtATime(ctx, a.Workspace.ID, ag.Handle, r.Task); err != nil {
-		return Session{}, err
 	}
 	uid := "ses_" + strings.ToLower(rand.Text()[:16])
 	row := store.AgentSessionRow{UID: uid, WorkspaceID: a.Workspace.ID, State: StateStarting, Replica: runner.cfg.Replica, StartedBy: a.Principal.ID}
 	if r.Task != 0 {
 		row.TaskID = task.ID
 	}
-	// The working folder first: a session that cannot have its own never
-	// starts (and never falls back to the main checkout).
+	// The row first: the store holds one open session per agent and task,
+	// so of two starts at once one is refused before it makes a worktree.
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		p, err := tx.PrincipalByHandle(ctx, ag.Handle)
+		if err != nil {
+			return err
+		}
+		row.PrincipalID = p.ID
+		if err := withinLimits(ctx, tx, a.Workspace.ID, p.ID, ag, runner.cfg.maxSessions()); err != nil {
+			return err
+		}
+		return tx.InsertAgentSession(ctx, &row)
+	})
+	if err != nil {
+		return Session{}, nil, err
+	}
+	fail := func(err error) (Session, *run, error) {
+		s.setState(row, StateFailed, err.Error(), nil, true)
+		ses, _ := s.Session(ctx, uid)
+		return ses, nil, err
+	}
+	// The working folder: a session that cannot have its own never starts
+	// (and never falls back to the main checkout).
 	var wt worktree
 	if ag.Repo != "" {
 		name := strings.TrimPrefix(tasks.WorktreePath(task), "../")
@@ -135,72 +180,127 @@ func (s *Service) Start(ctx context.Context, r StartRequest) (Session, error) {
 			name = ag.Handle + "-" + uid[4:12]
 		}
 		if wt, err = addWorktree(ctx, ag.Repo, name); err != nil {
-			return Session{}, err
+			return fail(err)
 		}
 	} else {
 		wt.Dir = filepath.Join(runner.sessionDir(uid), "work")
 		if err := mkdir(wt.Dir); err != nil {
-			return Session{}, err
+			return fail(err)
 		}
 	}
 	row.Dir, row.Branch, row.Base = wt.Dir, wt.Branch, wt.Base
 	issued, err := s.ids.IssueToken(context.WithoutCancel(ctx), identity.TokenRequest{Principal: ag.Handle, Kind: atrium.KindAgent, Workspace: a.Workspace.Name, Name: "session " + uid})
 	if err != nil {
-		return Session{}, err
+		return fail(err)
 	}
 	row.TokenID = issued.Token.ID
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		p, err := tx.PrincipalByHandle(ctx, ag.Handle)
-		if err != nil {
-			return err
-		}
-		row.PrincipalID = p.ID
-		if err := tx.InsertAgentSession(ctx, &row); err != nil {
+		if err := tx.SetAgentSessionPlace(ctx, row.ID, row.Dir, row.Branch, row.Base, row.TokenID); err != nil {
 			return err
 		}
 		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, EventSessionStarted, "@"+ag.Handle, sessionEvent(row, ag.Handle, r.Task))
 	})
 	if err != nil {
 		s.revoke(issued.Token.ID)
-		return Session{}, err
+		return fail(err)
 	}
 	why := r.Why
 	if why == "" {
 		why = fmt.Sprintf("@%s started this session", a.Principal.Handle)
 	}
-	argv, env, err := s.launch(runner, ag, a, uid, r.Task, wt, issued.Secret, firstPrompt(ag, why, packet))
-	if err == nil {
-		var ru *run
-		if ru, err = runner.startProcess(uid, argv, env, wt.Dir, &pty.Winsize{Rows: max(r.Rows, 24), Cols: max(r.Cols, 80)}); err == nil {
-			s.mu.Lock()
-			s.running[uid] = ru
-			s.mu.Unlock()
-			s.setState(row, StateRunning, "", nil, false)
-			go s.supervise(row, ag, wt, ru, r.Task, task.Title)
-			return s.Session(ctx, uid)
-		}
+	// The CLI's own conversation on this task goes on where the last
+	// session left it, when the CLI can resume; the first prompt still says
+	// who it is and why it runs again (a bare resume wakes it knowing neither).
+	var resume string
+	if r.Task != 0 && len(ag.Resume) > 0 {
+		_ = s.db.View(ctx, func(tx *store.Tx) (err error) {
+			resume, err = tx.LastCLISession(ctx, row.WorkspaceID, row.PrincipalID, row.TaskID)
+			return err
+		})
 	}
-	s.revoke(issued.Token.ID)
-	s.setState(row, StateFailed, err.Error(), nil, true)
-	return s.Session(ctx, uid)
+	prompt := firstPrompt(ag, why, packet)
+	sp, err := s.launch(runner, ag, a, uid, r.Task, wt, issued.Secret, prompt, resume)
+	if err != nil {
+		s.revoke(issued.Token.ID)
+		return fail(err)
+	}
+	sp.size = &pty.Winsize{Rows: max(r.Rows, 24), Cols: max(r.Cols, 80)}
+	ru, err := runner.startProcess(uid, sp)
+	if err != nil {
+		s.revoke(issued.Token.ID)
+		return fail(err)
+	}
+	ru.onStatus = s.statusRecorder(row)
+	s.mu.Lock()
+	s.running[uid] = ru
+	s.mu.Unlock()
+	s.setState(row, StateRunning, "", nil, false)
+	go s.supervise(row, ag, wt, ru, r.Task, task.Title)
+	switch {
+	case ag.Wake == WakeStreamJSON || ag.Wake == WakeACP:
+		// The first prompt is the first message: instructions, then why.
+		if err := ru.ch.send(prompt); err != nil {
+			ru.say("the first prompt could not be sent: %v", err)
+		}
+	case ag.PromptMode == PromptStdin:
+		go typeWhenIdle(ru, prompt)
+	}
+	ses, err := s.Session(ctx, uid)
+	return ses, ru, err
 }
 
-// oneAtATime refuses a second live session of one agent on one task.
-func (s *Service) oneAtATime(ctx context.Context, ws int64, agent string, task int64) error {
-	var rows []store.AgentSessionRow
-	err := s.db.View(ctx, func(tx *store.Tx) (err error) {
-		rows, err = tx.AgentSessions(ctx, ws, 500)
+// typeWhenIdle types a first prompt into a terminal once the CLI has drawn
+// its screen and gone quiet (at most 10 s after it starts).
+func typeWhenIdle(ru *run, prompt string) {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if ok, _ := (&ptyChannel{ru: ru, typed: true}).ready(); ok {
+			break
+		}
+		select {
+		case <-ru.done:
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	_ = (&ptyChannel{ru: ru, typed: true}).send(prompt)
+}
+
+// withinLimits refuses a session past the agent's limit or the workspace's;
+// the workspace's starts are serialised for the count (LockSessions).
+func withinLimits(ctx context.Context, tx *store.Tx, ws, principal int64, ag Agent, workspaceMax int) error {
+	if err := tx.LockSessions(ctx, ws); err != nil {
 		return err
-	})
+	}
+	mine, all, err := tx.OpenSessionsOf(ctx, ws, principal)
 	if err != nil {
 		return err
 	}
-	for _, r := range rows {
-		if r.Agent == agent && r.TaskNumber == task && r.EndedAt.IsZero() {
-			return atrium.Errorf(atrium.EConflict, "@%s already has a session on this task: %s (%s); stop it first", agent, r.UID, r.State)
-		}
+	agentMax := cmp(ag.MaxSessions, defaultAgentSessions)
+	switch {
+	case mine >= agentMax:
+		return atrium.Errorf(atrium.EConflict, "@%s has %d sessions running, its limit: stop one first, or raise it (atrium agent add %s --max-sessions N)", ag.Handle, mine, ag.Handle)
+	case all >= workspaceMax:
+		return atrium.Errorf(atrium.EConflict, "the workspace has %d agent sessions running, the server's limit (atrium serve --max-sessions): stop one first", all)
 	}
 	return nil
+}
+
+// statusRecorder records a session's status as its channel reports it.
+func (s *Service) statusRecorder(row store.AgentSessionRow) func(status, cli string) {
+	return func(status, cli string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		err := s.db.Update(ctx, func(tx *store.Tx) error {
+			if err := tx.SetSessionStatus(ctx, row.ID, status, cli, tx.Now()); err != nil {
+				return err
+			}
+			return tx.EmitJSON(ctx, row.WorkspaceID, 0, EventSessionChanged, row.UID, map[string]any{"session": row.UID, "status": status})
+		})
+		if err != nil {
+			s.log.Error("record an agent session's status", "session", row.UID, "status", status, "err", err)
+		}
+	}
 }
 
 // supervise waits for the session's process to end, then records how, takes
@@ -232,6 +332,7 @@ func (s *Service) supervise(row store.AgentSessionRow, ag Agent, wt worktree, ru
 		cancel()
 	}
 	s.setState(row, state, reason, &code, true)
+	s.failUnread(row, fmt.Sprintf("the session %s ended (%s, exit code %d) before the agent read it", row.UID, state, code))
 	ru.endViewers(state)
 	close(ru.ended)
 }
@@ -335,8 +436,16 @@ func (s *Service) Sessions(ctx context.Context, limit int) ([]Session, error) {
 const lastLines = 10
 
 func (s *Service) sessionOf(r store.AgentSessionRow) Session {
-	out := Session{ID: r.UID, Agent: r.Agent, Task: r.TaskNumber, State: r.State, Reason: r.Reason, Dir: r.Dir, Branch: r.Branch, Base: r.Base,
-		Replica: r.Replica, StartedAt: r.StartedAt, EndedAt: r.EndedAt}
+	out := Session{ID: r.UID, Generation: r.ID, Agent: r.Agent, Task: r.TaskNumber, State: r.State, Reason: r.Reason, Dir: r.Dir, Branch: r.Branch, Base: r.Base,
+		Replica: r.Replica, StartedAt: r.StartedAt, EndedAt: r.EndedAt, Status: r.Status, CLISession: r.CLISession}
+	switch {
+	case !r.EndedAt.IsZero() && (r.State == StateExited && r.ExitCode.Valid && r.ExitCode.Int64 == 0 || r.State == StateStopped):
+		out.Status = StatusComplete
+	case !r.EndedAt.IsZero():
+		out.Status = StatusError
+	case !r.ActivityAt.IsZero() && time.Since(r.ActivityAt) > staleAfter && r.Status != StatusAwaitingInput:
+		out.Status = StatusStale
+	}
 	if r.ExitCode.Valid {
 		c := int(r.ExitCode.Int64)
 		out.ExitCode = &c
@@ -345,6 +454,10 @@ func (s *Service) sessionOf(r store.AgentSessionRow) Session {
 	ru := s.running[r.UID]
 	s.mu.Unlock()
 	if ru != nil {
+		out.Status = ru.liveStatus()
+		ru.mu.Lock()
+		out.CLISession = cmpStr(ru.cliSession, out.CLISession)
+		ru.mu.Unlock()
 		out.PID = ru.pgid
 		out.CPU, out.RSS = ru.usage()
 		b, _ := ru.out.Snapshot()
@@ -381,8 +494,17 @@ func (s *Service) Transcript(ctx context.Context, uid string) (string, error) {
 	return p, nil
 }
 
-// Shutdown stops every session this server runs, as the server stops.
+// Shutdown stops every session this server runs, as the server stops; the
+// dispatcher first, so that no session starts as the others end.
 func (s *Service) Shutdown() {
+	s.mu.Lock()
+	stop, done := s.stopDisp, s.dispDone
+	s.disp, s.stopDisp = nil, nil
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
 	s.mu.Lock()
 	runs := make([]*run, 0, len(s.running))
 	for _, ru := range s.running {
@@ -404,24 +526,34 @@ func (s *Service) Shutdown() {
 
 // launch is the session's command line and environment, and writes its MCP
 // configuration.
-func (s *Service) launch(r *Runner, ag Agent, a *atrium.Actor, uid string, task int64, wt worktree, token, prompt string) (argv, env []string, err error) {
+// resume is the CLI's own session to resume, if its preset can.
+func (s *Service) launch(r *Runner, ag Agent, a *atrium.Actor, uid string, task int64, wt worktree, token, prompt, resume string) (procSpec, error) {
 	sdir := r.sessionDir(uid)
 	if err := mkdir(sdir); err != nil {
-		return nil, nil, err
+		return procSpec{}, err
 	}
 	config := filepath.Join(sdir, "mcp.json")
 	b, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"atrium": map[string]any{"command": r.cfg.Binary, "args": []string{"mcp"}}}}, "", "  ")
 	if err := os.WriteFile(config, b, 0o600); err != nil {
-		return nil, nil, err
+		return procSpec{}, err
 	}
 	vars := map[string]string{"config": config, "atrium": r.cfg.Binary, "prompt": prompt}
-	argv = append([]string{ag.Command}, ag.Args...)
+	argv := append([]string{ag.Command}, ag.Args...)
 	argv = append(argv, expand(ag.MCPArgs, vars)...)
 	if ag.PromptMode == PromptArg && prompt != "" {
 		argv = append(argv, expand(ag.PromptArgs, vars)...)
 	}
-	env = sessionEnv(ag, a, uid, task, wt.Dir, strings.TrimSuffix(r.cfg.URL, "/")+"/mcp", token)
-	return argv, env, nil
+	if resume != "" && len(ag.Resume) > 0 {
+		argv = append(argv, expand(ag.Resume, map[string]string{"id": resume})...)
+	}
+	url := strings.TrimSuffix(r.cfg.URL, "/") + "/mcp"
+	env := sessionEnv(ag, a, uid, task, wt.Dir, url, token)
+	sp := procSpec{argv: argv, env: env, dir: wt.Dir, wake: ag.Wake}
+	if ag.Wake == WakeACP {
+		sp.mcp = acp.McpServerStdio{Name: "atrium", Command: r.cfg.Binary, Args: []string{"mcp"},
+			Env: []acp.EnvVariable{{Name: "ATRIUM_URL", Value: url}, {Name: "ATRIUM_TOKEN", Value: token}}}
+	}
+	return sp, nil
 }
 
 // sessionEnv is a session's whole environment: what a CLI needs of the host

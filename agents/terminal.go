@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/atrium-hq/atrium"
 )
@@ -154,6 +155,10 @@ type viewers struct {
 // terminal, under the viewers' lock, so that attach's replay and the frames
 // after it never overlap or miss a byte.
 func (ru *run) output(p []byte) {
+	ru.mu.Lock()
+	ru.lastOutput = time.Now()
+	ru.mu.Unlock()
+	ru.script.Write(p)
 	ru.vs.mu.Lock()
 	defer ru.vs.mu.Unlock()
 	ru.out.Write(p)

@@ -25,10 +25,17 @@ type AgentRow struct {
 	PromptMode               string
 	Resume                   []string
 	Repo                     string
-	CreatedAt, UpdatedAt     time.Time
+	// Wake is how a delivery reaches the agent's running session (empty:
+	// its preset's way).
+	Wake string
+	// Paused: its deliveries queue and none wakes it.
+	Paused bool
+	// MaxSessions bounds its sessions at once (0: the server's default).
+	MaxSessions          int
+	CreatedAt, UpdatedAt time.Time
 }
 
-const agentCols = "a.workspace_id, a.principal_id, p.handle, a.preset, a.command, a.args, a.env, a.instructions_file, a.prompt_mode, a.resume, a.repo, a.created_at, a.updated_at"
+const agentCols = "a.workspace_id, a.principal_id, p.handle, a.preset, a.command, a.args, a.env, a.instructions_file, a.prompt_mode, a.resume, a.repo, a.wake, a.paused, a.max_sessions, a.created_at, a.updated_at"
 
 func scanAgent(sc scanner) (AgentRow, error) {
 	var (
@@ -36,7 +43,7 @@ func scanAgent(sc scanner) (AgentRow, error) {
 		args, env, resume    string
 		createdUs, updatedUs int64
 	)
-	err := sc.Scan(&r.WorkspaceID, &r.PrincipalID, &r.Handle, &r.Preset, &r.Command, &args, &env, &r.InstructionsFile, &r.PromptMode, &resume, &r.Repo, &createdUs, &updatedUs)
+	err := sc.Scan(&r.WorkspaceID, &r.PrincipalID, &r.Handle, &r.Preset, &r.Command, &args, &env, &r.InstructionsFile, &r.PromptMode, &resume, &r.Repo, &r.Wake, &r.Paused, &r.MaxSessions, &createdUs, &updatedUs)
 	if err != nil {
 		return r, err
 	}
@@ -55,12 +62,12 @@ func jsonOf(v any) string {
 // PutAgent creates or replaces the agent r.PrincipalID's settings in its
 // workspace.
 func (tx *Tx) PutAgent(ctx context.Context, r AgentRow) error {
-	_, err := tx.exec(ctx, `INSERT INTO agents (workspace_id, principal_id, preset, command, args, env, instructions_file, prompt_mode, resume, repo, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	_, err := tx.exec(ctx, `INSERT INTO agents (workspace_id, principal_id, preset, command, args, env, instructions_file, prompt_mode, resume, repo, wake, max_sessions, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (workspace_id, principal_id) DO UPDATE SET preset = excluded.preset, command = excluded.command, args = excluded.args, env = excluded.env,
-			instructions_file = excluded.instructions_file, prompt_mode = excluded.prompt_mode, resume = excluded.resume, repo = excluded.repo, updated_at = excluded.updated_at`,
+			instructions_file = excluded.instructions_file, prompt_mode = excluded.prompt_mode, resume = excluded.resume, repo = excluded.repo, wake = excluded.wake, max_sessions = excluded.max_sessions, updated_at = excluded.updated_at`,
 		r.WorkspaceID, r.PrincipalID, r.Preset, r.Command, jsonOf(nonNilStrings(r.Args)), jsonOf(nonNilMap(r.Env)), r.InstructionsFile, r.PromptMode,
-		jsonOf(nonNilStrings(r.Resume)), r.Repo, micros(tx.now), micros(tx.now))
+		jsonOf(nonNilStrings(r.Resume)), r.Repo, r.Wake, r.MaxSessions, micros(tx.now), micros(tx.now))
 	return err
 }
 
@@ -118,19 +125,24 @@ type AgentSessionRow struct {
 	StartedBy                    int64
 	StartedAt                    time.Time
 	EndedAt                      time.Time // zero while it runs
+	// Status is what the session is doing, from its best source (see
+	// agents); CLISession the CLI's own session id, for a resume.
+	Status, CLISession string
+	ActivityAt         time.Time
 }
 
-const agentSessionCols = "s.id, s.uid, s.workspace_id, s.principal_id, p.handle, COALESCE(s.task_id, 0), COALESCE(t.number, 0), s.state, s.exit_code, s.reason, s.dir, s.branch, s.base, s.replica, COALESCE(s.token_id, 0), COALESCE(s.started_by, 0), s.started_at, COALESCE(s.ended_at, 0)"
+const agentSessionCols = "s.id, s.uid, s.workspace_id, s.principal_id, p.handle, COALESCE(s.task_id, 0), COALESCE(t.number, 0), s.state, s.exit_code, s.reason, s.dir, s.branch, s.base, s.replica, COALESCE(s.token_id, 0), COALESCE(s.started_by, 0), s.started_at, COALESCE(s.ended_at, 0), s.status, s.cli_session, COALESCE(s.activity_at, 0)"
 
 const agentSessionFrom = " FROM agent_sessions s JOIN principals p ON p.id = s.principal_id LEFT JOIN tasks t ON t.id = s.task_id"
 
 func scanAgentSession(sc scanner) (AgentSessionRow, error) {
 	var (
-		r              AgentSessionRow
-		started, ended int64
+		r                        AgentSessionRow
+		started, ended, activity int64
 	)
 	err := sc.Scan(&r.ID, &r.UID, &r.WorkspaceID, &r.PrincipalID, &r.Agent, &r.TaskID, &r.TaskNumber, &r.State, &r.ExitCode, &r.Reason,
-		&r.Dir, &r.Branch, &r.Base, &r.Replica, &r.TokenID, &r.StartedBy, &started, &ended)
+		&r.Dir, &r.Branch, &r.Base, &r.Replica, &r.TokenID, &r.StartedBy, &started, &ended, &r.Status, &r.CLISession, &activity)
+	r.ActivityAt = maybeMicros(activity)
 	r.StartedAt = fromMicros(started)
 	if ended != 0 {
 		r.EndedAt = fromMicros(ended)
@@ -195,4 +207,43 @@ func (tx *Tx) AgentSessionByUID(ctx context.Context, ws int64, uid string) (Agen
 // ended, run by replica.
 func (tx *Tx) OpenAgentSessions(ctx context.Context, replica string) ([]AgentSessionRow, error) {
 	return queryAll(ctx, tx, scanAgentSession, "SELECT "+agentSessionCols+agentSessionFrom+" WHERE s.ended_at IS NULL AND s.replica = ?", replica)
+}
+
+// SetAgentSessionPlace records where a starting session works and its token.
+func (tx *Tx) SetAgentSessionPlace(ctx context.Context, id int64, dir, branch, base string, tokenID int64) error {
+	_, err := tx.exec(ctx, "UPDATE agent_sessions SET dir = ?, branch = ?, base = ?, token_id = ? WHERE id = ?", dir, branch, base, nullID(tokenID), id)
+	return err
+}
+
+// LastCLISession is the CLI's own session id of agent principal's last
+// session on task that said one, or "".
+func (tx *Tx) LastCLISession(ctx context.Context, ws, principal, task int64) (string, error) {
+	var id string
+	err := tx.queryRow(ctx, "SELECT cli_session FROM agent_sessions WHERE workspace_id = ? AND principal_id = ? AND task_id = ? AND cli_session <> '' ORDER BY id DESC LIMIT 1",
+		ws, principal, task).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return id, err
+}
+
+// OpenAgentSession is agent principal's open session on task in workspace
+// ws, on any replica; a zero row when none is open.
+func (tx *Tx) OpenAgentSession(ctx context.Context, ws, principal, task int64) (AgentSessionRow, error) {
+	r, err := scanAgentSession(tx.queryRow(ctx, "SELECT "+agentSessionCols+agentSessionFrom+" WHERE s.workspace_id = ? AND s.principal_id = ? AND s.task_id = ? AND s.ended_at IS NULL", ws, principal, task))
+	if errors.Is(err, sql.ErrNoRows) {
+		return AgentSessionRow{}, nil
+	}
+	return r, err
+}
+
+// LockSessions serialises the starts of workspace ws's sessions until the
+// transaction ends, so that a count of those open holds for the insert that
+// follows it (SQLite's one writer is serial already).
+func (tx *Tx) LockSessions(ctx context.Context, ws int64) error {
+	if tx.db.engine != Postgres {
+		return nil
+	}
+	var id int64
+	return tx.queryRow(ctx, "SELECT id FROM workspaces WHERE id = ? FOR NO KEY UPDATE", ws).Scan(&id)
 }

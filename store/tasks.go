@@ -421,9 +421,13 @@ type InboxEntry struct {
 
 // AddInbox adds an item to a principal's inbox.
 func (tx *Tx) AddInbox(ctx context.Context, e InboxEntry) error {
-	_, err := tx.exec(ctx, `INSERT INTO inbox_items (workspace_id, principal_id, kind, task_id, comment_id, actor_id, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, e.Workspace, e.Principal, string(e.Kind), e.Task, nullID(e.Comment), nullID(e.Actor), micros(tx.now))
-	return err
+	var id int64
+	err := tx.queryRow(ctx, `INSERT INTO inbox_items (workspace_id, principal_id, kind, task_id, comment_id, actor_id, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`, e.Workspace, e.Principal, string(e.Kind), e.Task, nullID(e.Comment), nullID(e.Actor), micros(tx.now)).Scan(&id)
+	if err != nil {
+		return err
+	}
+	return tx.addDeliveries(ctx, e, id)
 }
 
 // Inbox lists principal p's inbox in workspace ws: unread items oldest

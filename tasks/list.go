@@ -188,6 +188,9 @@ func (s *Service) GetContext(ctx context.Context, n int64) (Context, error) {
 		}
 		return err
 	})
+	if err == nil {
+		err = s.ackDeliveries(ctx, a, out.Task.ID, nil, "the agent read the task (task_get_context)")
+	}
 	return out, err
 }
 
@@ -262,10 +265,43 @@ func (s *Service) ReadInbox(ctx context.Context, r InboxRequest) (Inbox, error) 
 	} else {
 		err = s.db.View(ctx, read)
 	}
+	if err == nil && len(out.Items) > 0 {
+		ids := make([]int64, len(out.Items))
+		for i, it := range out.Items {
+			ids[i] = it.ID
+		}
+		err = s.ackDeliveries(ctx, a, 0, ids, "the agent read its inbox (task_inbox)")
+	}
 	if out.Items == nil {
 		out.Items = []atrium.InboxItem{}
 	}
 	return out, err
+}
+
+// EventDeliveryAcked is an agent acknowledging deliveries by reading them.
+const EventDeliveryAcked = "agent.delivery"
+
+// ackDeliveries acknowledges what an agent has now read: the deliveries of
+// the inbox items listed, or of every item on task. Only agents have
+// deliveries; the read before the write keeps a read a read.
+func (s *Service) ackDeliveries(ctx context.Context, a *atrium.Actor, task int64, inbox []int64, how string) error {
+	if a.Principal.Kind != atrium.KindAgent {
+		return nil
+	}
+	var open bool
+	if err := s.db.View(ctx, func(tx *store.Tx) (err error) {
+		open, err = tx.HasOpenDeliveries(ctx, a.Workspace.ID, a.Principal.ID)
+		return err
+	}); err != nil || !open {
+		return err
+	}
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		n, err := tx.AckDeliveries(ctx, a.Workspace.ID, a.Principal.ID, task, inbox, how)
+		if err != nil || n == 0 {
+			return err
+		}
+		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, EventDeliveryAcked, "@"+a.Principal.Handle, map[string]any{"acknowledged": n, "state": store.DeliveryAcknowledged})
+	})
 }
 
 // ackCursor names the unread items an answer listed, by id: "i12.15-18".
