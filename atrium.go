@@ -90,6 +90,10 @@ type Actor struct {
 	Principal Principal
 	Workspace Workspace
 	Role      Role
+	// Token is the bearer token the caller came with (0: a local caller, or
+	// a browser's session): an agent session's own token says which session
+	// is calling.
+	Token int64
 }
 
 // ValidateName checks a workspace name or principal handle: lower case letters,

@@ -128,6 +128,9 @@ func (s *Service) SetAgent(ctx context.Context, r AgentRequest) (Agent, error) {
 	case p.Wake == "":
 		p.Wake = WakeNone // a command of its own: nothing is typed into it unless asked
 	}
+	if r.Command != "" && p.Wake == WakePTY {
+		p.PromptMode = PromptStdin // a terminal CLI of its own takes its first prompt typed, as later ones
+	}
 	if r.MaxSessions < 0 || r.MaxSessions > 100 {
 		return Agent{}, atrium.Errorf(atrium.EInvalid, "max sessions is 1 to 100 (0: the server's default), not %d", r.MaxSessions)
 	}

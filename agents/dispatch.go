@@ -169,8 +169,17 @@ func (d *dispatcher) handle(ctx context.Context, g store.DeliveryGroup) error {
 	if err != nil {
 		return err
 	}
-	ses, ru, err := d.s.start(ctx, a, StartRequest{Agent: ds[0].Agent, Task: ds[0].TaskNumber, Why: wakeWhy(ds)})
+	// Recorded delivered into the new session's generation as soon as it
+	// has one, before its process can read them: an agent quick to read
+	// its inbox then acknowledges a delivery, not a claim.
+	var recorded bool
+	ses, ru, err := d.s.start(ctx, a, StartRequest{Agent: ds[0].Agent, Task: ds[0].TaskNumber, Why: wakeWhy(ds)}, func(row store.AgentSessionRow, wake string) error {
+		recorded = true
+		return d.delivered(ctx, ds, row.ID, wake, "in the first prompt of a new session "+row.UID)
+	})
 	switch {
+	case err != nil && recorded:
+		return nil // the session's failure failed them (failUnread), to be retried
 	case atrium.ErrorCode(err) == atrium.EConflict && strings.Contains(err.Error(), "limit"):
 		return d.release(ctx, ds, store.DeliveryPending, time.Now().Add(limitRetry), err.Error())
 	case atrium.ErrorCode(err) == atrium.EConflict:
@@ -182,7 +191,7 @@ func (d *dispatcher) handle(ctx context.Context, g store.DeliveryGroup) error {
 	case ru == nil:
 		return d.fail(ctx, ds, "the session could not start: "+ses.Reason)
 	}
-	return d.delivered(ctx, ds, ses.Generation, ru.ch.name(), "in the first prompt of a new session "+ses.ID)
+	return nil
 }
 
 // into puts ds into the running session open through its channel.
@@ -213,10 +222,17 @@ func (d *dispatcher) into(ctx context.Context, ds []store.DeliveryRow, open stor
 	if len(mine) == 0 {
 		return nil
 	}
-	if err := ru.ch.send(wakeMessage(mine, open.UID)); err != nil {
-		return d.fail(ctx, mine, "the session "+open.UID+" did not take it: "+err.Error())
+	// Recorded first: the agent may read them the moment they go in.
+	if err := d.delivered(ctx, mine, open.ID, ru.ch.name(), "into session "+open.UID+" as a message"); err != nil {
+		return err
 	}
-	return d.delivered(ctx, mine, open.ID, ru.ch.name(), "into session "+open.UID+" as a message")
+	if err := ru.ch.send(wakeMessage(mine, open.UID)); err != nil {
+		reason := "the session " + open.UID + " did not take it: " + err.Error()
+		return d.s.db.Update(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+			return tx.FailDelivered(ctx, deliveryIDs(mine), time.Now().Add(backoff(mine[0].Attempts)), reason)
+		})
+	}
+	return nil
 }
 
 // delivered records ds as put into session; those the store refuses (the
@@ -247,15 +263,17 @@ func (d *dispatcher) delivered(ctx context.Context, ds []store.DeliveryRow, sess
 // fail fails ds: retried with backoff, or, past the attempts, left for an
 // admin to retry.
 func (d *dispatcher) fail(ctx context.Context, ds []store.DeliveryRow, reason string) error {
-	n := ds[0].Attempts
-	next := time.Now().Add(backoff(n))
+	next, more := retryAfter(ds[0].Attempts)
+	return d.release(ctx, ds, store.DeliveryFailed, next, reason+more)
+}
+
+// retryAfter is when a delivery that failed its nth attempt is tried again
+// (zero: not again; an admin retries it), and what its reason adds.
+func retryAfter(n int) (time.Time, string) {
 	if n >= maxAttempts {
-		next = time.Time{}
-		reason += fmt.Sprintf(" (attempt %d of %d: given up; an admin can retry it)", n, maxAttempts)
-	} else {
-		reason += fmt.Sprintf(" (attempt %d of %d; retried in %s)", n, maxAttempts, backoff(n))
+		return time.Time{}, fmt.Sprintf(" (attempt %d of %d: given up; an admin can retry it)", n, maxAttempts)
 	}
-	return d.release(ctx, ds, store.DeliveryFailed, next, reason)
+	return time.Now().Add(backoff(n)), fmt.Sprintf(" (attempt %d of %d; retried in %s)", n, maxAttempts, backoff(n))
 }
 
 func (d *dispatcher) release(ctx context.Context, ds []store.DeliveryRow, state string, next time.Time, reason string) error {
@@ -385,7 +403,7 @@ func (s *Service) failUnread(row store.AgentSessionRow, reason string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		ids, err := tx.FailUnread(ctx, row.ID, tx.Now().Add(firstBackoff), reason)
+		ids, err := tx.FailUnread(ctx, row.ID, reason, retryAfter)
 		if err != nil || len(ids) == 0 {
 			return err
 		}

@@ -296,6 +296,7 @@ func TestADeliveryOutlivesItsSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	messages(t, log, 1) // its first prompt, read
 	if _, err := v.svc.Agents.Pause(v.admin, "duc", true); err != nil {
 		t.Fatal(err)
 	}

@@ -65,6 +65,9 @@ func (s *Service) Enable(ctx context.Context, cfg RunnerConfig) error {
 		return fmt.Errorf("agents: a runner needs a data folder, the server's URL, the atrium binary and the replica's name")
 	}
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		if err := tx.ReleaseClaims(ctx, cfg.Replica); err != nil {
+			return err
+		}
 		open, err := tx.OpenAgentSessions(ctx, cfg.Replica)
 		if err != nil {
 			return err
@@ -73,7 +76,8 @@ func (s *Service) Enable(ctx context.Context, cfg RunnerConfig) error {
 			if err := tx.SetAgentSession(ctx, r.ID, StateFailed, "Atrium stopped while it ran", nil, 0, true); err != nil {
 				return err
 			}
-			if _, err := tx.FailUnread(ctx, r.ID, tx.Now(), "the session "+r.UID+" ended with Atrium before the agent read it"); err != nil {
+			// Atrium's own end is no fault of the delivery: again at once.
+			if _, err := tx.FailUnread(ctx, r.ID, "the session "+r.UID+" ended with Atrium before the agent read it", func(int) (time.Time, string) { return tx.Now(), "" }); err != nil {
 				return err
 			}
 			if r.TokenID != 0 {
@@ -117,13 +121,15 @@ func (s *Service) Start(ctx context.Context, r StartRequest) (Session, error) {
 	if err != nil {
 		return Session{}, err
 	}
-	ses, _, err := s.start(ctx, a, r)
+	ses, _, err := s.start(ctx, a, r, nil)
 	return ses, err
 }
 
 // start starts a session as a (a person, or the dispatcher acting for who
-// caused a delivery) and returns its run, nil when it did not start.
-func (s *Service) start(ctx context.Context, a *atrium.Actor, r StartRequest) (Session, *run, error) {
+// caused a delivery) and returns its run, nil when it did not start. onRow,
+// if set, is called once the session has its row (its generation), before
+// anything of it runs; an error from it stops the start.
+func (s *Service) start(ctx context.Context, a *atrium.Actor, r StartRequest, onRow func(row store.AgentSessionRow, wake string) error) (Session, *run, error) {
 	s.mu.Lock()
 	runner := s.runner
 	s.mu.Unlock()
@@ -168,8 +174,14 @@ func (s *Service) start(ctx context.Context, a *atrium.Actor, r StartRequest) (S
 	}
 	fail := func(err error) (Session, *run, error) {
 		s.setState(row, StateFailed, err.Error(), nil, true)
+		s.failUnread(row, "the session "+uid+" could not start: "+err.Error())
 		ses, _ := s.Session(ctx, uid)
 		return ses, nil, err
+	}
+	if onRow != nil {
+		if err := onRow(row, ag.Wake); err != nil {
+			return fail(err)
+		}
 	}
 	// The working folder: a session that cannot have its own never starts
 	// (and never falls back to the main checkout).

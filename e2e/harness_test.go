@@ -30,6 +30,7 @@ import (
 var (
 	binary       string // the atrium binary under test
 	serverBinary string // the one that serves (serve, mcp): binary, or its -race build
+	scriptAgent  string // internal/scriptagent: a coding-agent CLI that follows a script
 )
 
 func TestMain(m *testing.M) {
@@ -39,16 +40,17 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary, serverBinary = filepath.Join(dir, "atrium"), filepath.Join(dir, "atrium")
-	builds := [][]string{{"build", "-o", binary}}
+	scriptAgent = filepath.Join(dir, "scriptagent")
+	builds := [][]string{{"build", "-o", binary, "github.com/atrium-hq/atrium/cmd/atrium"}, {"build", "-o", scriptAgent, "github.com/atrium-hq/atrium/internal/scriptagent"}}
 	// ATRIUM_E2E_RACE=1 (make reliability) has the servers (serve and mcp)
 	// built with the race detector: the binary under load is where its
 	// races would be. The CLI's commands (imports, tokens) stay fast.
 	if os.Getenv("ATRIUM_E2E_RACE") == "1" {
 		serverBinary = filepath.Join(dir, "atrium-race")
-		builds = append(builds, []string{"build", "-race", "-o", serverBinary})
+		builds = append(builds, []string{"build", "-race", "-o", serverBinary, "github.com/atrium-hq/atrium/cmd/atrium"})
 	}
 	for _, args := range builds {
-		build := exec.Command("go", append(args, "github.com/atrium-hq/atrium/cmd/atrium")...)
+		build := exec.Command("go", args...)
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, "build atrium:", err)

@@ -166,7 +166,7 @@ func actorOf(g store.Grant, workspace string) (*atrium.Actor, error) {
 		}
 		return nil, atrium.Errorf(atrium.EPermission, "no access to workspace %q", workspace)
 	}
-	return &atrium.Actor{Principal: g.Principal, Workspace: g.Workspace, Role: g.Role}, nil
+	return &atrium.Actor{Principal: g.Principal, Workspace: g.Workspace, Role: g.Role, Token: g.TokenID}, nil
 }
 
 // touch records a token's use in the background, at most once per touchEvery.

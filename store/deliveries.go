@@ -233,24 +233,52 @@ func (tx *Tx) ReleaseDeliveries(ctx context.Context, ids []int64, replica, state
 }
 
 // FailUnread fails the deliveries that went into session and were never
-// acknowledged (it ended first), to be retried at next by a new session.
-func (tx *Tx) FailUnread(ctx context.Context, session int64, next time.Time, reason string) ([]int64, error) {
-	ids, err := queryAll(ctx, tx, scanID, `UPDATE agent_deliveries SET state = 'failed', next_at = ?, reason = ?, session_id = NULL, updated_at = ?
-		WHERE session_id = ? AND state = 'delivered' RETURNING id`, micros(next), reason, micros(tx.now), session)
+// acknowledged (it ended first), to be retried in a new session when retry,
+// given how many attempts each has had, says (zero time: not again).
+func (tx *Tx) FailUnread(ctx context.Context, session int64, reason string, retry func(attempts int) (time.Time, string)) ([]int64, error) {
+	type row struct {
+		id       int64
+		attempts int
+	}
+	rows, err := queryAll(ctx, tx, func(sc scanner) (r row, err error) { return r, sc.Scan(&r.id, &r.attempts) },
+		"SELECT id, attempts FROM agent_deliveries WHERE session_id = ? AND state = 'delivered'", session)
 	if err != nil {
 		return nil, err
 	}
-	return ids, tx.logDeliveries(ctx, ids, DeliveryFailed, reason)
+	var ids []int64
+	for _, r := range rows {
+		next, more := retry(r.attempts)
+		var nextAt sql.NullInt64
+		if !next.IsZero() {
+			nextAt = sql.NullInt64{Int64: micros(next), Valid: true}
+		}
+		if _, err := tx.exec(ctx, "UPDATE agent_deliveries SET state = 'failed', next_at = ?, reason = ?, session_id = NULL, updated_at = ? WHERE id = ? AND state = 'delivered'",
+			nextAt, reason+more, micros(tx.now), r.id); err != nil {
+			return nil, err
+		}
+		if err := tx.logDeliveries(ctx, []int64{r.id}, DeliveryFailed, reason+more); err != nil {
+			return nil, err
+		}
+		ids = append(ids, r.id)
+	}
+	return ids, nil
 }
 
 // AckDeliveries acknowledges agent principal's deliveries in workspace ws
 // that the agent has now read: those of the inbox items inbox, or, with
-// task set, every one on that task. Each is acknowledged once.
-func (tx *Tx) AckDeliveries(ctx context.Context, ws, principal, task int64, inbox []int64, how string) (int64, error) {
+// task set, every one on that task; a session's token, only those on its
+// task. Each is acknowledged once.
+func (tx *Tx) AckDeliveries(ctx context.Context, ws, principal, token, task int64, inbox []int64, how string) (int64, error) {
 	now := micros(tx.now)
+	// A session reads for its task: what it sees of another task in its
+	// inbox still wakes the agent on that task (a session is for one task,
+	// and will not act on another's question). token says which session
+	// calls (0, or not a session's: the agent outside any session).
 	q := `UPDATE agent_deliveries SET state = 'acknowledged', acked_at = ?, updated_at = ?, claimed_by = '', claim_until = NULL, next_at = NULL, reason = ''
-		WHERE workspace_id = ? AND principal_id = ? AND state IN ('pending', 'waking', 'delivered', 'failed')`
-	args := []any{now, now, ws, principal}
+		WHERE workspace_id = ? AND principal_id = ? AND state IN ('pending', 'waking', 'delivered', 'failed')
+			AND (task_id IN (SELECT s.task_id FROM agent_sessions s WHERE s.token_id = ? AND s.ended_at IS NULL)
+				OR NOT EXISTS (SELECT 1 FROM agent_sessions s WHERE s.token_id = ? AND s.ended_at IS NULL AND s.task_id IS NOT NULL))`
+	args := []any{now, now, ws, principal, token, token}
 	switch {
 	case task != 0:
 		q += " AND task_id = ?"
@@ -383,4 +411,31 @@ func (tx *Tx) HasOpenDeliveries(ctx context.Context, ws, principal int64) (bool,
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// ReleaseClaims gives back every claim replica holds: it is starting again,
+// so none of them is in flight, and its deliveries need not wait out the
+// lease of a replica that no longer runs.
+func (tx *Tx) ReleaseClaims(ctx context.Context, replica string) error {
+	ids, err := queryAll(ctx, tx, scanID, `UPDATE agent_deliveries SET state = 'pending', claimed_by = '', claim_until = NULL, next_at = ?, updated_at = ?
+		WHERE state = 'waking' AND claimed_by = ? RETURNING id`, micros(tx.now), micros(tx.now), replica)
+	if err != nil {
+		return err
+	}
+	return tx.logDeliveries(ctx, ids, DeliveryPending, "its replica "+replica+" restarted before it delivered them")
+}
+
+// FailDelivered fails deliveries ids that were recorded delivered but did
+// not go in after all (the channel refused them), to be retried at next.
+func (tx *Tx) FailDelivered(ctx context.Context, ids []int64, next time.Time, reason string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	done, err := queryAll(ctx, tx, scanID, `UPDATE agent_deliveries SET state = 'failed', next_at = ?, reason = ?, session_id = NULL, updated_at = ?
+		WHERE state = 'delivered' AND id IN (`+placeholders(len(ids))+`) RETURNING id`,
+		append([]any{micros(next), reason, micros(tx.now)}, idArgs(ids)...)...)
+	if err != nil {
+		return err
+	}
+	return tx.logDeliveries(ctx, done, DeliveryFailed, reason)
 }

@@ -296,7 +296,7 @@ func (s *Service) ackDeliveries(ctx context.Context, a *atrium.Actor, task int64
 		return err
 	}
 	return s.db.Update(ctx, func(tx *store.Tx) error {
-		n, err := tx.AckDeliveries(ctx, a.Workspace.ID, a.Principal.ID, task, inbox, how)
+		n, err := tx.AckDeliveries(ctx, a.Workspace.ID, a.Principal.ID, a.Token, task, inbox, how)
 		if err != nil || n == 0 {
 			return err
 		}

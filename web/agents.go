@@ -28,8 +28,9 @@ type agentsView struct {
 	// up now (001: a dropped connection shows).
 	Connected map[string]string
 	// Admin shows the form that adds and changes agents (/admin/agents).
-	Admin   bool
-	Presets []string
+	Admin     bool
+	Presets   []string
+	WakeModes []string
 }
 
 func (h *Handler) agentsPage(w http.ResponseWriter, r *http.Request) {
@@ -52,7 +53,7 @@ func (h *Handler) setAgent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := r.PostForm
-	req := agents.AgentRequest{Handle: f.Get("handle"), Preset: f.Get("preset"), Command: strings.TrimSpace(f.Get("command")), Repo: strings.TrimSpace(f.Get("repo"))}
+	req := agents.AgentRequest{Handle: f.Get("handle"), Preset: f.Get("preset"), Command: strings.TrimSpace(f.Get("command")), Repo: strings.TrimSpace(f.Get("repo")), Wake: f.Get("wake")}
 	if req.Command != "" {
 		req.Preset = ""
 	}
@@ -80,7 +81,7 @@ func (h *Handler) removeAgent(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) renderAgents(w http.ResponseWriter, r *http.Request, form url.Values, failed error) {
 	ctx := r.Context()
 	a := atrium.ActorFromContext(ctx)
-	v := &agentsView{Form: form, Connected: map[string]string{}, Presets: agents.PresetNames(),
+	v := &agentsView{Form: form, Connected: map[string]string{}, Presets: agents.PresetNames(), WakeModes: agents.WakeModes,
 		Admin: a != nil && a.Role == atrium.RoleAdmin && strings.HasPrefix(r.URL.Path, "/admin/")}
 	var err error
 	if v.LastEvent, err = h.Services.Activity.Latest(ctx); err != nil {

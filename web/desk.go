@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/agents"
 	"github.com/atrium-hq/atrium/markdown"
 	"github.com/atrium-hq/atrium/tasks"
 )
@@ -27,6 +28,10 @@ type deskView struct {
 	PlanPath  string
 	DraftPath string
 	Statuses  []string
+	// Sessions are the desk owner's newest agent sessions, one per task;
+	// Connected says over what its MCP connection is up ("" when down).
+	Sessions  []agents.Session
+	Connected string
 	// LastEvent is where live updates start: a todo, the progress log, the
 	// plan or the draft changed by an agent shows without a reload.
 	LastEvent int64
@@ -65,6 +70,28 @@ func (h *Handler) showDesk(w http.ResponseWriter, r *http.Request, status int, p
 		PlanPath: tasks.DeskPage(d.Handle, "Plan"), DraftPath: tasks.DeskPage(d.Handle, "Draft"),
 		Statuses: []string{"open", "in_progress", "blocked", "done"}}
 	v.Error = problem
+	tasksSeen := map[int64]bool{}
+	all, err := h.Services.Agents.Sessions(ctx, 200)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	for _, s := range all {
+		if s.Agent == d.Handle && !tasksSeen[s.Task] && len(v.Sessions) < 5 {
+			tasksSeen[s.Task] = true
+			v.Sessions = append(v.Sessions, s)
+		}
+	}
+	present, err := h.Services.Tasks.Sessions(ctx)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	for _, p := range present.Sessions {
+		if p.Principal == d.Handle {
+			v.Connected = p.Transport
+		}
+	}
 	for _, p := range []struct {
 		page *tasks.DeskPageOut
 		out  *template.HTML

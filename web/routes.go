@@ -103,6 +103,12 @@ func (h *Handler) routes(route func(pattern string, fn http.HandlerFunc, signedI
 	route("GET /admin/agents", h.adminAgents, true)
 	route("POST /admin/agents", h.setAgent, true)
 	route("POST /admin/agents/{handle}/remove", h.removeAgent, true)
+	route("POST /admin/agents/{handle}/pause", h.pauseAgent, true)
+	route("POST /admin/agents/{handle}/resume", h.resumeAgent, true)
+	route("GET /agents/deliveries", h.deliveriesPage, true)
+	route("GET /agents/deliveries/{id}", h.deliveryPage, true)
+	route("POST /agents/deliveries/{id}/retry", h.retryDelivery, true)
+	route("POST /agents/deliveries/{id}/cancel", h.cancelDelivery, true)
 
 	route("GET /admin", h.admin, true)
 	route("POST /admin/tokens", h.adminCreateToken, true)

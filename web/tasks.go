@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/agents"
 	"github.com/atrium-hq/atrium/markdown"
 	"github.com/atrium-hq/atrium/tasks"
 )
@@ -110,6 +111,9 @@ type taskView struct {
 	Base     int64 // the revision the edit form is based on
 	// Members complete the handle fields (@mention completion, no script).
 	Members []tasks.Member
+	// AgentSessions are the agents' sessions on the task, each agent's
+	// newest, with what it is doing.
+	AgentSessions []agents.Session
 }
 
 // Kept is what the person typed into field of the form of action, when that
@@ -161,6 +165,10 @@ func (h *Handler) renderTask(w http.ResponseWriter, r *http.Request, n int64, v 
 		return
 	}
 	if v.Body, err = h.renderLinked(r, "", v.Task.Body); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if v.AgentSessions, err = h.newestSessions(ctx, func(s agents.Session) bool { return s.Task == n }); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -422,4 +430,19 @@ func (h *Handler) ackInbox(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, "/inbox", http.StatusSeeOther)
+}
+
+// newestSessions are the newest session of each agent among the recent ones
+// that keep.
+func (h *Handler) newestSessions(ctx context.Context, keep func(agents.Session) bool) ([]agents.Session, error) {
+	all, err := h.Services.Agents.Sessions(ctx, 200)
+	var out []agents.Session
+	seen := map[string]bool{}
+	for _, s := range all {
+		if keep(s) && !seen[s.Agent] {
+			seen[s.Agent] = true
+			out = append(out, s)
+		}
+	}
+	return out, err
 }

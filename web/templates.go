@@ -17,7 +17,7 @@ var templateFS embed.FS
 var pageNames = []string{
 	"index", "login", "logout", "error",
 	"page", "edit", "history", "delete", "new", "tree", "trash", "search", "activity",
-	"tasks", "task", "inbox", "desk", "admin", "gateway", "agents", "session",
+	"tasks", "task", "inbox", "desk", "admin", "gateway", "agents", "session", "deliveries",
 }
 
 // partials are what pages share: the layout, and the pieces a page holds
@@ -51,6 +51,8 @@ var funcs = template.FuncMap{
 	// "2 files".
 	"count":     plural,
 	"kindWords": func(k atrium.InboxKind) string { return inboxWords[k] },
+	// statusText says what an agent's session is doing, as people say it.
+	"statusText": func(s string) string { return strings.ReplaceAll(s, "_", " ") },
 	"statusWords": func(st atrium.TaskStatus) string {
 		if st == atrium.TaskInProgress {
 			return "in progress"

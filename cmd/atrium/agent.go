@@ -19,8 +19,9 @@ import (
 func newAgentCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "agent", Short: "Configure coding agents, and start their sessions in the running server"}
 	var (
-		preset, command, repo string
-		args, envs            []string
+		preset, command, repo, wake string
+		args, envs                  []string
+		maxSessions                 int
 	)
 	add := &cobra.Command{
 		Use:   "add HANDLE (--preset NAME | --command CMD [--arg A]…) [--env K=V]… [--repo PATH]",
@@ -42,7 +43,7 @@ workspace admin configures one.`,
 				env[k] = v
 			}
 			return g.asOperator(cmd, func(ctx context.Context, app *app) (any, error) {
-				ag, err := app.Agents.SetAgent(ctx, agents.AgentRequest{Handle: a[0], Preset: preset, Command: command, Args: args, Env: env, Repo: repo})
+				ag, err := app.Agents.SetAgent(ctx, agents.AgentRequest{Handle: a[0], Preset: preset, Command: command, Args: args, Env: env, Repo: repo, Wake: wake, MaxSessions: maxSessions})
 				return agentOut(ag), err
 			})
 		},
@@ -52,6 +53,8 @@ workspace admin configures one.`,
 	add.Flags().StringArrayVar(&args, "arg", nil, "an argument (repeat for more)")
 	add.Flags().StringArrayVar(&envs, "env", nil, "NAME=VALUE in the agent's environment (repeat for more)")
 	add.Flags().StringVar(&repo, "repo", "", "the git repository it works in")
+	add.Flags().StringVar(&wake, "wake", "", "how a message reaches its running session: "+strings.Join(agents.WakeModes, ", ")+" (default: the preset's; none for a command)")
+	add.Flags().IntVar(&maxSessions, "max-sessions", 0, "its sessions at once (default 4)")
 
 	list := &cobra.Command{
 		Use:   "list",
@@ -68,9 +71,13 @@ workspace admin configures one.`,
 				return err
 			}
 			w := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "AGENT\tPRESET\tCOMMAND\tREPO")
+			fmt.Fprintln(w, "AGENT\tPRESET\tWAKE\tCOMMAND\tREPO")
 			for _, ag := range list {
-				fmt.Fprintf(w, "@%s\t%s\t%s\t%s\n", ag.Handle, ag.Name, strings.Join(append([]string{ag.Command}, ag.Args...), " "), ag.Repo)
+				wake := ag.Wake
+				if ag.Paused {
+					wake += " (paused)"
+				}
+				fmt.Fprintf(w, "@%s\t%s\t%s\t%s\t%s\n", ag.Handle, ag.Name, wake, strings.Join(append([]string{ag.Command}, ag.Args...), " "), ag.Repo)
 			}
 			return w.Flush()
 		},
@@ -119,6 +126,7 @@ the server, which supervises them, so that they outlive this command and not the
 	start.Flags().Int64Var(&task, "task", 0, "the task it works on")
 	start.Flags().StringVar(&url, "url", os.Getenv("ATRIUM_URL"), "the running server's MCP endpoint (env ATRIUM_URL; token in ATRIUM_TOKEN)")
 	cmd.AddCommand(add, list, rm, start, newAgentAttachCmd(g))
+	cmd.AddCommand(newDeliveryCmds(g)...)
 	return cmd
 }
 
@@ -133,7 +141,8 @@ func (g *globals) asOperator(cmd *cobra.Command, fn func(ctx context.Context, a 
 }
 
 func agentOut(ag agents.Agent) map[string]any {
-	return map[string]any{"agent": ag.Handle, "preset": ag.Name, "command": ag.Command, "args": ag.Args, "env": keys(ag.Env), "repo": ag.Repo}
+	return map[string]any{"agent": ag.Handle, "preset": ag.Name, "command": ag.Command, "args": ag.Args, "env": keys(ag.Env), "repo": ag.Repo,
+		"wake": ag.Wake, "paused": ag.Paused, "max_sessions": ag.MaxSessions}
 }
 
 // keys names an environment's variables, never their values: they may be secrets.

@@ -101,6 +101,7 @@ func newServeCmd(g *globals) *cobra.Command {
 		authMode       string
 		allowedHosts   string
 		sessionTimeout time.Duration
+		maxSessions    int
 		metricsOpen    bool
 	)
 	cmd := &cobra.Command{
@@ -179,7 +180,7 @@ every caller the local admin and is only allowed on a loopback address.`,
 				return err
 			}
 			base := "http://" + displayAddr(srv.Addr().String())
-			if err := a.enableAgents(ctx, base); err != nil {
+			if err := a.enableAgents(ctx, base, maxSessions); err != nil {
 				return err
 			}
 			defer a.Agents.Shutdown() // before the store closes: sessions record their end
@@ -208,6 +209,7 @@ every caller the local admin and is only allowed on a loopback address.`,
 	cmd.Flags().StringVar(&authMode, "auth", env("ATRIUM_AUTH", "token"), "token: bearer tokens; none: everyone is the local admin (loopback only)")
 	cmd.Flags().StringVar(&allowedHosts, "allowed-hosts", os.Getenv("ATRIUM_ALLOWED_HOSTS"), "comma-separated host names, besides loopback, that browsers may use to reach a loopback listener")
 	cmd.Flags().BoolVar(&metricsOpen, "metrics-open", false, "serve /metrics without a token (for a scraper on a private network); otherwise it needs an admin's token")
+	cmd.Flags().IntVar(&maxSessions, "max-sessions", 8, "agent sessions a workspace runs at once")
 	cmd.Flags().DurationVar(&sessionTimeout, "session-timeout", 30*time.Minute, "close 2025-era MCP sessions idle this long")
 	return cmd
 }
@@ -226,11 +228,11 @@ func displayAddr(addr string) string {
 // folder; the sessions' atrium mcp forwards to base. The replica is named by
 // its host and data folder, which a restart keeps (replicas on one host each
 // have their own): the sessions it left open are then marked failed.
-func (a *app) enableAgents(ctx context.Context, base string) error {
+func (a *app) enableAgents(ctx context.Context, base string, maxSessions int) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find the atrium binary for agent sessions: %w", err)
 	}
 	host, _ := os.Hostname()
-	return a.Agents.Enable(ctx, agents.RunnerConfig{DataDir: a.Where.DataDir, URL: base, Binary: exe, Replica: host + ":" + a.Where.DataDir})
+	return a.Agents.Enable(ctx, agents.RunnerConfig{DataDir: a.Where.DataDir, URL: base, Binary: exe, Replica: host + ":" + a.Where.DataDir, MaxSessions: maxSessions})
 }

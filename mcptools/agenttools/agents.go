@@ -51,6 +51,8 @@ type SessionOut struct {
 	Agent        string   `json:"agent"`
 	IssueNumber  int64    `json:"issue_number,omitempty" jsonschema:"the task it works on, if any"`
 	State        string   `json:"state" jsonschema:"starting, running, exited, stopped or failed"`
+	Status       string   `json:"status" jsonschema:"what the agent is doing: pending, active, awaiting_input, complete, error, stale, or unknown when its terminal cannot tell"`
+	Generation   int64    `json:"generation" jsonschema:"the session's number: a delivery names the one it is for"`
 	ExitCode     *int     `json:"exit_code,omitempty"`
 	Reason       string   `json:"reason,omitempty" jsonschema:"why it failed, or where its work was committed"`
 	WorktreePath string   `json:"worktree_path" jsonschema:"its working folder: a git worktree beside the repository, or a folder of its own"`
@@ -61,7 +63,7 @@ type SessionOut struct {
 }
 
 func sessionOut(s agents.Session) SessionOut {
-	out := SessionOut{SessionID: s.ID, Agent: s.Agent, IssueNumber: s.Task, State: s.State, ExitCode: s.ExitCode, Reason: s.Reason,
+	out := SessionOut{SessionID: s.ID, Agent: s.Agent, IssueNumber: s.Task, State: s.State, Status: s.Status, Generation: s.Generation, ExitCode: s.ExitCode, Reason: s.Reason,
 		WorktreePath: s.Dir, Branch: s.Branch, StartedAt: s.StartedAt.UTC().Format(time.RFC3339), LastLines: s.LastLines}
 	if !s.EndedAt.IsZero() {
 		out.EndedAt = s.EndedAt.UTC().Format(time.RFC3339)
