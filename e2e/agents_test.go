@@ -17,7 +17,7 @@ import (
 
 // newRepo is a git repository with one commit on main, in a folder of its
 // own: its worktrees go beside it.
-func newRepo(t *testing.T) string {
+func newRepo(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "app")
 	if err := os.MkdirAll(dir, 0o755); err != nil {

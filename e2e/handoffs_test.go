@@ -47,7 +47,7 @@ var flow002 = map[string]string{
 
 // flowAgents adds 002's agents to srv's workspace, each on a different
 // channel: dede on stream-json, duc over ACP, rev in a terminal (typed).
-func flowAgents(t *testing.T, srv *server) (promptLog string) {
+func flowAgents(t testing.TB, srv *server) (promptLog string) {
 	t.Helper()
 	dir := t.TempDir()
 	promptLog = filepath.Join(dir, "prompts.jsonl")
@@ -71,7 +71,7 @@ func flowAgents(t *testing.T, srv *server) (promptLog string) {
 }
 
 // startFlow creates the task, assigned to dede in phase plan: that wakes dede.
-func startFlow(t *testing.T, cs *mcp.ClientSession) int64 {
+func startFlow(t testing.TB, cs *mcp.ClientSession) int64 {
 	t.Helper()
 	task := structured(t, callTool(t, cs, "task_create", map[string]any{"title": "Add user authentication", "phase": "plan", "assignee": "dede"}))
 	return int64(task["task"].(map[string]any)["number"].(float64))
@@ -147,7 +147,7 @@ func ackedOnce(t *testing.T, list []map[string]any) {
 }
 
 // prompts reads what each agent was told, from the scripted CLI's log.
-func prompts(t *testing.T, path string) map[string][]string {
+func prompts(t testing.TB, path string) map[string][]string {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {

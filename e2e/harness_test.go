@@ -239,19 +239,19 @@ func (s *server) stop(t testing.TB) {
 }
 
 // cli runs an atrium command against the server's store.
-func (s *server) cli(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+func (s *server) cli(t testing.TB, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	return runAtrium(t, env, s.globalArgs(args...)...)
 }
 
 // runAtrium runs the binary and returns its output and exit code.
-func runAtrium(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+func runAtrium(t testing.TB, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	return runAtriumStdin(t, env, "", args...)
 }
 
 // runAtriumStdin is runAtrium with stdin.
-func runAtriumStdin(t *testing.T, env []string, stdin string, args ...string) (stdout, stderr string, code int) {
+func runAtriumStdin(t testing.TB, env []string, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -307,7 +307,7 @@ func newClient() *mcp.Client {
 
 // connectHTTP opens a Streamable HTTP session; version "" lets the client
 // negotiate (2026-07-28), "2025-11-25" forces a 2025-era session.
-func connectHTTP(t *testing.T, endpoint, token, version string) *mcp.ClientSession {
+func connectHTTP(t testing.TB, endpoint, token, version string) *mcp.ClientSession {
 	t.Helper()
 	cs, err := tryConnectHTTP(endpoint, token, version)
 	if err != nil {
@@ -358,7 +358,7 @@ func connectStdio(t *testing.T, env []string, args ...string) *mcp.ClientSession
 }
 
 // structured returns a tool result's structured content as a map.
-func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
+func structured(t testing.TB, res *mcp.CallToolResult) map[string]any {
 	t.Helper()
 	m, ok := asMap(res.StructuredContent)
 	if !ok {
@@ -372,7 +372,7 @@ func asMap(v any) (map[string]any, bool) {
 	return m, ok
 }
 
-func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+func callTool(t testing.TB, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

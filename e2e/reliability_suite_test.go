@@ -99,7 +99,7 @@ func jsonBody(b []byte) map[string]any {
 }
 
 // createToken makes a token for handle in workspace with role.
-func (s *server) createToken(t *testing.T, handle, workspace, role string) string {
+func (s *server) createToken(t testing.TB, handle, workspace, role string) string {
 	t.Helper()
 	args := []string{"token", "create", "--principal", handle, "--role", role}
 	if workspace != "" {
