@@ -31,7 +31,13 @@ type env struct {
 
 func newEnv(t testing.TB, e store.Engine) *env {
 	t.Helper()
-	svc := servicestest.MustOpen(t, e, &store.Options{Conns: 4})
+	return newEnvOver(t, storetest.MustOpen(t, e, &store.Options{Conns: 4}))
+}
+
+// newEnvOver is newEnv over a store the test holds too.
+func newEnvOver(t testing.TB, db *store.DB) *env {
+	t.Helper()
+	svc := servicestest.Over(t, db)
 	secret, _, err := svc.Identity.CreateToken(context.Background(), identity.TokenRequest{Principal: "ada", Workspace: atrium.DefaultWorkspace, Role: atrium.RoleAdmin})
 	if err != nil {
 		t.Fatal(err)

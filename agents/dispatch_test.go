@@ -195,6 +195,7 @@ func TestAPausedAgentsDeliveriesDrainInOrder(t *testing.T) {
 	if err != nil || len(pending) != 500 {
 		t.Fatalf("pending: %d, %v", len(pending), err)
 	}
+	resumed := time.Now()
 	if _, err := v.svc.Agents.Pause(v.admin, "duc", false); err != nil {
 		t.Fatal(err)
 	}
@@ -213,6 +214,7 @@ func TestAPausedAgentsDeliveriesDrainInOrder(t *testing.T) {
 	if len(seen) != n {
 		t.Fatalf("%d deliveries reached the agent, want %d", len(seen), n)
 	}
+	t.Logf("%d deliveries drained within %s of the resume (polled every 50 ms)", n, time.Since(resumed).Round(time.Millisecond))
 	for i := 1; i < len(seen); i++ {
 		if seen[i] <= seen[i-1] {
 			t.Fatalf("delivery %d came after %d: out of order or twice", seen[i], seen[i-1])
@@ -327,5 +329,66 @@ func TestADeliveryOutlivesItsSession(t *testing.T) {
 	m := messages(t, log, 2)
 	if !strings.Contains(m[1], "Still there?") {
 		t.Errorf("the next session's first prompt: %s", m[1])
+	}
+}
+
+// A delivery is refused by a session generation it is not for: the store
+// never records it delivered into another, even when asked to.
+func TestADeliveryIsRefusedByAnotherGeneration(t *testing.T) {
+	db := storetest.MustOpen(t, store.SQLite, &store.Options{Conns: 4})
+	v := newEnvOver(t, db)
+	recorder(t, v, "duc")
+	if _, err := v.svc.Agents.Pause(v.admin, "duc", true); err != nil {
+		t.Fatal(err)
+	}
+	var sessions []agents.Session
+	for _, title := range []string{"Mine", "Other"} {
+		task, err := v.svc.Tasks.Create(v.admin, tasks.CreateRequest{Fields: tasks.Fields{Title: new(title)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := v.svc.Agents.Start(v.admin, agents.StartRequest{Agent: "duc", Task: task.Number})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sessions = append(sessions, s)
+	}
+	if _, err := v.svc.Tasks.Ask(v.admin, sessions[0].Task, "duc", "For the first?"); err != nil {
+		t.Fatal(err)
+	}
+	d := deliveriesOf(t, v, "duc")[0]
+	if d.Generation != sessions[0].Generation {
+		t.Fatalf("the delivery is for generation %d, want %d", d.Generation, sessions[0].Generation)
+	}
+	ctx := context.Background()
+	err := db.Update(ctx, func(tx *store.Tx) error {
+		ws, err := tx.WorkspaceByName(ctx, atrium.DefaultWorkspace)
+		if err != nil {
+			return err
+		}
+		ag, err := tx.AgentByHandle(ctx, ws.ID, "duc")
+		if err != nil {
+			return err
+		}
+		rows, err := tx.Deliveries(ctx, ws.ID, store.DeliveryFilter{Limit: 1})
+		if err != nil {
+			return err
+		}
+		claim, err := tx.ClaimDeliveries(ctx, store.DeliveryGroup{WorkspaceID: ws.ID, PrincipalID: ag.PrincipalID, TaskID: rows[0].TaskID}, "test-"+t.Name(), time.Minute, 10)
+		if err != nil || len(claim.Deliveries) != 1 {
+			return fmt.Errorf("claim %+v: %v", claim, err)
+		}
+		done, err := tx.MarkDelivered(ctx, []int64{d.ID}, "test-"+t.Name(), sessions[1].Generation, agents.WakeStreamJSON, "into the other session")
+		if err != nil || len(done) != 0 {
+			return fmt.Errorf("marked delivered into generation %d: %v, %v", sessions[1].Generation, done, err)
+		}
+		done, err = tx.MarkDelivered(ctx, []int64{d.ID}, "test-"+t.Name(), sessions[0].Generation, agents.WakeStreamJSON, "into its own session")
+		if err != nil || len(done) != 1 {
+			return fmt.Errorf("not marked delivered into its own generation: %v, %v", done, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

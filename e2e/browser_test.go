@@ -19,7 +19,7 @@ import (
 // root), a fresh profile. Without Chromium the test skips, unless
 // ATRIUM_REQUIRE_BROWSER=1 (CI), where it fails.
 type browser struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	saved bool // artifacts were kept for a failure already
 }
@@ -28,7 +28,7 @@ type browser struct {
 // iPad Air), or of ATRIUM_BROWSER_SIZE (such as 768x1024, the smaller
 // iPads: every browser test runs there too); newBrowserSized is one of
 // another size.
-func newBrowser(t *testing.T) *browser {
+func newBrowser(t testing.TB) *browser {
 	t.Helper()
 	w, h := 820, 1180
 	if size := os.Getenv("ATRIUM_BROWSER_SIZE"); size != "" {
@@ -39,7 +39,7 @@ func newBrowser(t *testing.T) *browser {
 	return newBrowserSized(t, w, h)
 }
 
-func newBrowserSized(t *testing.T, width, height int) *browser {
+func newBrowserSized(t testing.TB, width, height int) *browser {
 	t.Helper()
 	path := os.Getenv("ATRIUM_CHROMIUM")
 	if path == "" {
