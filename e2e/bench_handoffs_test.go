@@ -16,7 +16,8 @@ import (
 // for: from task_ask_question's call to the prompt in the agent's hands
 // (the scripted CLI stamps each prompt as it reads it), for an agent with no
 // session (a session starts: worktree-less, stream-json) and for one whose
-// session on the task runs (the question goes in as a message).
+// session on the task runs (the question goes in as a message). The agent
+// reads its inbox (both questions) at the second, and ends.
 //
 //	go test ./e2e -run '^$' -bench HandoffWake -benchtime 40x
 //
@@ -27,7 +28,9 @@ func BenchmarkHandoffWake(b *testing.B) {
 	dir := b.TempDir()
 	log := filepath.Join(dir, "prompts.jsonl")
 	script := filepath.Join(dir, "duc.json")
-	if err := os.WriteFile(script, []byte(`{"rules":[{"match":"","reply":"ok"}]}`), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(`{"rules":[
+		{"match":"[Atrium] New for you","calls":[{"tool":"task_inbox","args":{}}],"reply":"ok","exit":true},
+		{"match":"","reply":"ok"}]}`), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	if out, errOut, code := srv.cli(b, nil, "agent", "add", "duc", "--command", scriptAgent, "--arg", "--mode", "--arg", "stream-json", "--wake", "stream-json",
@@ -35,6 +38,12 @@ func BenchmarkHandoffWake(b *testing.B) {
 		b.Fatalf("agent add: %d\n%s%s", code, out, errOut)
 	}
 	cs := connectHTTP(b, srv.MCP(), srv.createToken(b, "ada", "", "writer"), "")
+	b.Cleanup(func() {
+		if b.Failed() {
+			out, _, _ := srv.cli(b, nil, "agent", "deliveries", "--limit", "5")
+			b.Logf("deliveries:\n%s\nlog:\n%s", out, srv.stderr.String())
+		}
+	})
 	var started, running []time.Duration
 	for b.Loop() {
 		task := structured(b, callTool(b, cs, "task_create", map[string]any{"title": "Wake " + strconv.Itoa(len(started))}))
@@ -46,8 +55,7 @@ func BenchmarkHandoffWake(b *testing.B) {
 		t1 := time.Now()
 		callTool(b, cs, "task_ask_question", map[string]any{"issue_number": n, "target": "duc", "question": "Second?"})
 		running = append(running, promptAt(b, log, mark, 2).Sub(t1))
-		list, _ := structured(b, callTool(b, cs, "agent_sessions", map[string]any{"limit": 1}))["sessions"].([]any)
-		callTool(b, cs, "agent_stop", map[string]any{"session_id": list[0].(map[string]any)["session_id"]})
+		// The agent reads both, then its session ends by itself.
 	}
 	for _, m := range []struct {
 		name string

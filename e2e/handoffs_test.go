@@ -304,3 +304,42 @@ func TestHandoffsAcrossTwoReplicas(t *testing.T) {
 		t.Errorf("prompts: dede %d, duc %d, rev %d; want %d, %d, %d", len(told["dede"]), len(told["duc"]), len(told["rev"]), 2*flows, flows, flows)
 	}
 }
+
+// An agent whose inbox is long (a first page of older items) still
+// acknowledges what its session was given by reading its inbox: the
+// session's own deliveries, not only the page's items.
+func TestAFullInboxStillAcknowledges(t *testing.T) {
+	srv := startServe(t, "")
+	if _, errOut, code := srv.cli(t, nil, "token", "create", "--principal", "duc", "--kind", "agent", "--workspace", "default"); code != 0 { // duc exists, not yet with a preset
+		t.Fatalf("token create: %d\n%s", code, errOut)
+	}
+	ada := connectHTTP(t, srv.MCP(), srv.createToken(t, "ada", "", "writer"), "")
+	old := structured(t, callTool(t, ada, "task_create", map[string]any{"title": "Old"}))
+	oldN := int64(old["task"].(map[string]any)["number"].(float64))
+	for i := range 60 {
+		callTool(t, ada, "task_post_comment", map[string]any{"issue_number": oldN, "comment": "@duc note " + strconv.Itoa(i)})
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "duc.json")
+	if err := os.WriteFile(script, []byte(`{"rules":[{"match":"","calls":[{"tool":"task_inbox","args":{}}],"reply":"read","exit":true}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := srv.cli(t, nil, "agent", "add", "duc", "--command", scriptAgent, "--arg", "--mode", "--arg", "stream-json", "--wake", "stream-json",
+		"--env", "SCRIPTAGENT_SCRIPT="+script); code != 0 {
+		t.Fatalf("agent add: %d\n%s%s", code, out, errOut)
+	}
+	task := structured(t, callTool(t, ada, "task_create", map[string]any{"title": "New"}))
+	n := int64(task["task"].(map[string]any)["number"].(float64))
+	callTool(t, ada, "task_ask_question", map[string]any{"issue_number": n, "target": "duc", "question": "Seen this?"})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		list := deliveries(t, srv)
+		if len(list) == 1 && list[0]["state"] == "acknowledged" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the delivery was not acknowledged: %v", list)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

@@ -265,9 +265,9 @@ func (tx *Tx) FailUnread(ctx context.Context, session int64, reason string, retr
 }
 
 // AckDeliveries acknowledges agent principal's deliveries in workspace ws
-// that the agent has now read: those of the inbox items inbox, or, with
-// task set, every one on that task; a session's token, only those on its
-// task. Each is acknowledged once.
+// that the agent has now read: those of the inbox items inbox and those put
+// into the calling session, or, with task set, every one on that task; a
+// session's token, only those on its task. Each is acknowledged once.
 func (tx *Tx) AckDeliveries(ctx context.Context, ws, principal, token, task int64, inbox []int64, how string) (int64, error) {
 	now := micros(tx.now)
 	// A session reads for its task: what it sees of another task in its
@@ -283,11 +283,17 @@ func (tx *Tx) AckDeliveries(ctx context.Context, ws, principal, token, task int6
 	case task != 0:
 		q += " AND task_id = ?"
 		args = append(args, task)
-	case len(inbox) > 0:
-		q += " AND inbox_id IN (" + placeholders(len(inbox)) + ")"
-		args = append(args, idArgs(inbox)...)
 	default:
-		return 0, nil
+		// What the inbox listed, and what went into the calling session
+		// (its messages carried them): a long inbox's first page may not
+		// reach the session's own items.
+		q += " AND (session_id IN (SELECT s.id FROM agent_sessions s WHERE s.token_id = ? AND s.ended_at IS NULL)"
+		args = append(args, token)
+		if len(inbox) > 0 {
+			q += " OR inbox_id IN (" + placeholders(len(inbox)) + ")"
+			args = append(args, idArgs(inbox)...)
+		}
+		q += ")"
 	}
 	ids, err := queryAll(ctx, tx, scanID, q+" RETURNING id", args...)
 	if err != nil {

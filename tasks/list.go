@@ -265,7 +265,7 @@ func (s *Service) ReadInbox(ctx context.Context, r InboxRequest) (Inbox, error) 
 	} else {
 		err = s.db.View(ctx, read)
 	}
-	if err == nil && len(out.Items) > 0 {
+	if err == nil {
 		ids := make([]int64, len(out.Items))
 		for i, it := range out.Items {
 			ids[i] = it.ID
