@@ -5,7 +5,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X github.com/atrium-hq/atrium.Version=$(VERSION)
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build test test-race reliability bench bench-search lint conformance interop-deps clean
+.PHONY: build test test-race reliability bench bench-search scale lint conformance interop-deps clean
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/atrium
@@ -61,6 +61,15 @@ bench:
 # Search alone: relevance on a real documentation corpus, fetched by the go
 # command (success@5, MRR, each miss listed), then speed at 100k pages
 # (ATRIUM_BENCH_PAGES to change; the vault is built once in the temp folder).
+# The replicas harness, full: three replicas on PostgreSQL behind HAProxy
+# under mixed load, one killed with kill -9 and started again, PostgreSQL
+# restarted (so run it alone: every other test shares that PostgreSQL).
+# make test runs its short variant. Prints the SCALE lines.
+SCALE_LOG ?= $(or $(TMPDIR),/tmp)/atrium-scale.log
+scale:
+	@ATRIUM_SCALE=full $(GO) test -count=1 -v -timeout 15m -run '^TestScaleReplicasBehindHAProxy$$' ./e2e/ >$(SCALE_LOG) 2>&1; status=$$?; \
+	grep -E '^(---|ok|FAIL)|SCALE|scale_test' $(SCALE_LOG); echo "(the whole log: $(SCALE_LOG))"; exit $$status
+
 bench-search:
 	$(GO) test ./pages -run '^$$' -bench 'Relevance' -benchtime 1x -v
 	$(GO) test ./pages -run '^$$' -bench 'SearchSpeed' -benchtime 50x -timeout 30m

@@ -250,6 +250,22 @@ func TestReliabilityIsolation(t *testing.T) {
 				_ = cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri}) // a refused one is no leak
 			}
 		}
+		// What their own sessions did until now (joining their workspace's
+		// atrium://sessions, which on PostgreSQL may be heard a moment
+		// later) is heard before a page of their own written now: listening
+		// starts after it.
+		for page, sub := range map[string]struct {
+			cs, writer *mcp.ClientSession // rita reads: alice writes hers
+			heard      <-chan string
+		}{"Bob settled.md": {bobSub, bobSub, bobHeard}, "Rita settled.md": {ritaSub, as, ritaHeard}} {
+			if err := sub.cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: "atrium://pages/" + page}); err != nil {
+				t.Fatal(err)
+			}
+			mustTool(t, sub.writer, "write_page", map[string]any{"path": page, "content": "settled"})
+			if _, ok := until(sub.heard, "atrium://pages/"+page); !ok {
+				bad("%s was never heard by its own writer", page)
+			}
+		}
 		// Each ends listening with a page of their own workspace written after
 		// alice's changes: a leak would have come before it. The page is new
 		// then, so that no notification of an earlier write of it (which may
