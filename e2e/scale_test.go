@@ -106,12 +106,12 @@ func startHAProxy(t *testing.T, ports []int) string {
 
 // calls records latencies per kind and phase, and failures.
 type calls struct {
-	mu      sync.Mutex
-	phase   string
-	lat     map[string][]time.Duration // "kind/phase"
-	fails   map[string]int
-	errAt   []time.Time          // when each failure was seen
-	errs    map[string]string    // a sample failure per kind/phase
+	mu    sync.Mutex
+	phase string
+	lat   map[string][]time.Duration // "kind/phase"
+	fails map[string]int
+	errAt []time.Time       // when each failure was seen
+	errs  map[string]string // a sample failure per kind/phase
 }
 
 func (c *calls) setPhase(p string) { c.mu.Lock(); c.phase = p; c.mu.Unlock() }
@@ -220,8 +220,8 @@ func (r *sseReader) once(ctx context.Context, life time.Duration) {
 // session that loses its replica starts a new session (it is told 404).
 type mcpWriter struct {
 	url, token, version, name string
-	cs                         *mcp.ClientSession
-	reinits                    int
+	cs                        *mcp.ClientSession
+	reinits                   int
 }
 
 func (w *mcpWriter) write(ctx context.Context, path string) error {
@@ -476,4 +476,3 @@ func restartPostgres(t testing.TB) {
 	}
 	t.Logf("SCALE PostgreSQL restarted")
 }
-
