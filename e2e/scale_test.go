@@ -266,17 +266,31 @@ func restWrite(ctx context.Context, url, token, path string) error {
 
 func TestScaleReplicasBehindHAProxy(t *testing.T) {
 	full := os.Getenv("ATRIUM_SCALE") == "full"
+	t.Run("postgres-3", func(t *testing.T) { runScale(t, storetest.PostgresDSN(t), 3, full) })
+	if full {
+		// The comparison: one replica on SQLite, behind the same balancer;
+		// its kill is an outage until it is back.
+		t.Run("sqlite-1", func(t *testing.T) { runScale(t, "", 1, false) })
+	}
+}
+
+// runScale runs the harness on n replicas of dsn ("": SQLite, one replica);
+// pgRestart adds the PostgreSQL restart.
+func runScale(t *testing.T, dsn string, n int, pgRestart bool) {
+	full := os.Getenv("ATRIUM_SCALE") == "full"
 	phase := 3 * time.Second
 	writersPerKind := 2
 	if full {
 		phase, writersPerKind = 15*time.Second, 6
 	}
-	dsn := storetest.PostgresDSN(t)
-	ports := []int{freePort(t), freePort(t), freePort(t)}
+	var ports []int
 	var replicas []*server
-	for _, p := range ports {
+	for range n {
+		p := freePort(t)
+		ports = append(ports, p)
 		replicas = append(replicas, startServe(t, dsn, "--addr", "127.0.0.1:"+strconv.Itoa(p)))
 	}
+	victim := n / 2 // the replica killed: the middle one, or the only one
 	lb := startHAProxy(t, ports)
 	token := replicas[0].createToken(t, "loader", "", "writer")
 
@@ -336,12 +350,12 @@ func TestScaleReplicasBehindHAProxy(t *testing.T) {
 	time.Sleep(phase)
 	c.setPhase("during-kill")
 	killed := time.Now()
-	replicas[1].kill(t)
+	replicas[victim].kill(t)
 	time.Sleep(phase)
 	c.setPhase("after-restart")
-	replicas[1].restart(t, "--addr", "127.0.0.1:"+strconv.Itoa(ports[1]))
+	replicas[victim].restart(t, "--addr", "127.0.0.1:"+strconv.Itoa(ports[victim]))
 	time.Sleep(phase)
-	if full {
+	if pgRestart {
 		c.setPhase("during-pg-restart")
 		restartPostgres(t)
 		time.Sleep(phase)
@@ -441,9 +455,9 @@ func TestScaleReplicasBehindHAProxy(t *testing.T) {
 			reinits += w.reinits
 		}
 	}
-	t.Logf("SCALE %d acknowledged writes, %d lost; HAProxy routed around the killed replica within %s; 2025-11-25 sessions re-initialised %d times", len(paths), lost, routedAround.Round(time.Millisecond), reinits)
+	t.Logf("SCALE %s: %d acknowledged writes, %d lost; HAProxy routed around the killed replica within %s; 2025-11-25 sessions re-initialised %d times", t.Name(), len(paths), lost, routedAround.Round(time.Millisecond), reinits)
 	phases := []string{"before", "during-kill", "after-restart"}
-	if full {
+	if pgRestart {
 		phases = append(phases, "during-pg-restart", "after-pg-restart")
 	}
 	for _, kind := range []string{"mcp-2026", "mcp-2025", "rest"} {
