@@ -145,8 +145,9 @@ func printRecordsImport(w io.Writer, r *records.ImportReport) {
 		}
 	}
 	if t := r.Tasks; t != nil {
-		fmt.Fprintf(w, "  tasks:        %s created, %s updated, %s unchanged; %s added\n", vault.Group(t.Created), vault.Group(t.Updated), vault.Group(t.Unchanged), plural(t.Comments, "comment"))
-		fmt.Fprintf(w, "  desks:        %s added or archived; %s set\n", plural(t.Progress, "progress item"), plural(t.Rules, "hand-off rule"))
+		fmt.Fprintf(w, "  tasks:        %s created, %s updated, %s unchanged; %s added; %s set\n", vault.Group(t.Created), vault.Group(t.Updated), vault.Group(t.Unchanged),
+			plural(t.Comments, "comment"), plural(t.Rules, "hand-off rule"))
+		fmt.Fprintf(w, "  desks:        %s added or archived\n", plural(t.Progress, "progress item"))
 	}
 	if t := r.Threads; t != nil {
 		fmt.Fprintf(w, "  threads:      %s created, %s updated, %s unchanged; %s added or changed\n", vault.Group(t.Created), vault.Group(t.Updated), vault.Group(t.Unchanged), plural(t.Reviews, "review"))
