@@ -129,7 +129,7 @@ func jsonError(data []byte, err error) error {
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syn):
-		off = syn.Offset
+		off = max(syn.Offset-1, 0) // the offset is past the byte that was wrong
 	case errors.As(err, &typ):
 		off = typ.Offset
 	}
