@@ -2,6 +2,7 @@ package review_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -42,6 +43,20 @@ func TestImportKeepsThreadsAndTheirIDs(t *testing.T) {
 		// Into the same workspace: everything is there already.
 		if rep, err := v.rev.Import(v.admin, recs); err != nil || rep != (review.ImportReport{Unchanged: 3}) {
 			t.Errorf("import over itself = %+v, %v; want 3 unchanged", rep, err)
+		}
+
+		// An edit in a later export comes in over the thread.
+		later := recs
+		later.Threads = slices.Clone(recs.Threads)
+		later.Threads[0].Annotation.Content, later.Threads[0].Annotation.UpdatedAt = "Why not both? (edited)", v.clock.Now()
+		if rep, err := v.rev.Import(v.admin, later); err != nil || rep != (review.ImportReport{Updated: 1, Unchanged: 2}) {
+			t.Errorf("import of an edit = %+v, %v; want 1 updated", rep, err)
+		}
+		if th, err := v.rev.Get(v.admin, root.UID); err != nil || th.Annotation.Content != "Why not both? (edited)" || th.Annotation.Status != atrium.StatusResolved {
+			t.Errorf("the thread after the edit's import = %+v, %v", th.Annotation, err)
+		}
+		if _, err := v.rev.Import(v.admin, recs); err != nil {
+			t.Fatal(err)
 		}
 
 		// Into another workspace of the store: the page first, as atrium

@@ -2,7 +2,9 @@ package tasks_test
 
 import (
 	"context"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -35,6 +37,9 @@ func TestImportKeepsNumbersOrRefuses(t *testing.T) {
 		if _, err := v.tasks.Ask(alice, 1, "alice", "Self-doubt?"); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := v.tasks.AddProgress(alice, "Numbered the tasks", time.Time{}); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := v.tasks.Export(alice); atrium.ErrorCode(err) != atrium.EPermission {
 			t.Errorf("a writer's export: %v, want permission_denied", err)
 		}
@@ -51,11 +56,25 @@ func TestImportKeepsNumbersOrRefuses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(tasks.ImportReport{Created: 2, Comments: 1, Waits: 1}, rep); diff != "" {
+		if diff := cmp.Diff(tasks.ImportReport{Created: 2, Comments: 1, Waits: 1, Progress: 1}, rep); diff != "" {
 			t.Errorf("first import (-want +got):\n%s", diff)
 		}
 		if rep, err = v.tasks.Import(copyAdmin, recs); err != nil || rep != (tasks.ImportReport{Unchanged: 2}) {
 			t.Errorf("second import = %+v, %v; want 2 unchanged", rep, err)
+		}
+		// A later export of the same workspace brings its changes.
+		later := recs
+		later.Tasks = slices.Clone(recs.Tasks)
+		later.Tasks[0].Task.Title, later.Tasks[0].Task.UpdatedAt = "One, renamed", recs.Tasks[0].Task.UpdatedAt.Add(time.Minute)
+		later.Desks = slices.Clone(recs.Desks)
+		later.Desks[0].Progress = slices.Clone(recs.Desks[0].Progress)
+		archived := recs.Desks[0].Progress[0].DoneAt.Add(time.Hour)
+		later.Desks[0].Progress[0].ArchivedAt = &archived
+		if rep, err = v.tasks.Import(copyAdmin, later); err != nil || rep != (tasks.ImportReport{Updated: 1, Unchanged: 1, Progress: 1}) {
+			t.Errorf("import of a later export = %+v, %v; want 1 updated, 1 unchanged, 1 progress item changed", rep, err)
+		}
+		if renamed, err := v.tasks.Get(copyAdmin, 1); err != nil || renamed.Title != "One, renamed" || !renamed.UpdatedAt.Equal(later.Tasks[0].Task.UpdatedAt) {
+			t.Errorf("#1 after the later import = %+v, %v", renamed, err)
 		}
 		got, err := v.tasks.Get(copyAdmin, 2)
 		if err != nil || got.Creator != "alice" || !got.CreatedAt.Equal(recs.Tasks[1].Task.CreatedAt) || !cmp.Equal(got.BlockedBy, []int64{1}) {
