@@ -64,7 +64,7 @@ func TestObsidianVaultRoundTrip(t *testing.T) {
 
 		out := t.TempDir()
 		mustRun(t, db, "export", out)
-		if diff := cmp.Diff(want, readTree(t, out)); diff != "" {
+		if diff := cmp.Diff(want, pagesOf(readTree(t, out))); diff != "" {
 			t.Fatalf("export differs from the vault (-vault +export):\n%s", diff)
 		}
 

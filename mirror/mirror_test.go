@@ -592,11 +592,15 @@ func TestSkippedFilesAreEvents(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e store.Engine) {
 		v := newEnv(t, e)
 		v.writeFile("Early/.draft.md", "hidden before the start")
+		v.writeFile(".atrium/desks.md", "an export's records, there before the start")
 		v.start()
 		v.writeFile("what?.md", "a name a page cannot have")
 		v.writeFile(".later.md", "hidden while running")
 		v.writeFile("Big.md", strings.Repeat("x", 3<<20))
 		v.writeFile(".git/config.md", "inside a hidden folder: none of anyone's business")
+		// An export's records, written into the folder: the same.
+		v.writeFile(".atrium/tasks.json", `{"format": "atrium-export/1"}`)
+		v.writeFile(".atrium/notes.md", "a page-like name in the records' folder")
 		events := func() map[string]string {
 			recent, err := v.svc.Activity.Recent(v.ctx, 200)
 			if err != nil {
@@ -614,6 +618,11 @@ func TestSkippedFilesAreEvents(t *testing.T) {
 		v.eventually("every skipped file is an event", func() bool { return len(events()) >= len(want) })
 		if diff := cmp.Diff(want, events()); diff != "" {
 			t.Errorf("mirror events (-want +got):\n%s", diff)
+		}
+		for _, p := range []string{".atrium/desks.md", ".atrium/notes.md", ".git/config.md"} {
+			if _, ok := v.page(p); ok {
+				t.Errorf("%s, in a hidden folder, became a page", p)
+			}
 		}
 	})
 }

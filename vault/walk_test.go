@@ -20,6 +20,8 @@ func TestWalkClassifies(t *testing.T) {
 	for p, c := range map[string]string{
 		"Home.md": "# Home", "Attachments/logo.png": "png", "Notes/deep/scan.PDF": "pdf",
 		"Site/intro.mdx": "mdx", "Site/guide.Markdown": "md", ".obsidian/app.json": "{}", "Notes/.draft.md": "x",
+		// An export's records: never pages, never attachments, never mentioned.
+		".atrium/tasks.json": "{}", ".atrium/notes.md": "# not a page",
 	} {
 		name := filepath.Join(root, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {

@@ -6,12 +6,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/internal/vaultgen"
+	"github.com/atrium-hq/atrium/records"
 	"github.com/atrium-hq/atrium/vault"
 )
 
@@ -42,7 +44,17 @@ as failed and the rest still go in; the exit status is then 1.
 New pages are created, changed ones get a new revision, identical ones are left
 alone: importing the same folder again changes nothing. Pages are written as you
 (your user name, a person) or the agent ATRIUM_AGENT, in ATRIUM_WORKSPACE. New pages
-are private unless their frontmatter says access: public.`,
+are private unless their frontmatter says access: public.
+
+When DIR holds an export's .atrium folder (tasks.json, threads.json, desks.json),
+its tasks, comments, review threads and desks go in after the pages, as their
+authors wrote them and with their times; authors the workspace lacks are created
+with their kind (person or agent) and made writers. Those files are checked whole
+first: a file that is not valid JSON of format atrium-export/1 stops the import
+before anything is written. Task numbers are kept: if the workspace already gives
+a number to another task, the import refuses, naming the numbers (import into a new
+workspace instead). Importing the same export again adds nothing. The import acts
+as the workspace's admin: whoever runs it holds the store.`,
 		Example: `  atrium import ~/Obsidian/Work
   atrium import --ext .mdx ./docs-site
   ATRIUM_WORKSPACE=research atrium import ./notes`,
@@ -56,12 +68,25 @@ are private unless their frontmatter says access: public.`,
 }
 
 func (g *globals) runImport(ctx context.Context, dir string, exts []string) error {
+	// An export's tasks, threads and desks are read and checked whole
+	// before anything is written: a bad file stops the import here.
+	set, err := records.Read(dir)
+	if err != nil {
+		return err
+	}
 	a, actor, err := g.openLocal(ctx)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	ctx = atrium.NewContextWithActor(ctx, actor)
+	// Whoever can run this command holds the database itself: it imports
+	// as the workspace's admin would, so that desks' plans and drafts go in
+	// whoever's they are, and tasks and threads as their authors wrote
+	// them, with their times, which no surface lets anyone else do.
+	ctx = operator(ctx, actor)
+	if err := records.Check(ctx, a.Services, set); err != nil {
+		return err
+	}
 	prog := vault.NewProgressLine(g.stderr)
 	opts := vault.ImportOptions{Options: vault.Options{Extensions: exts}}
 	if prog != nil {
@@ -78,10 +103,61 @@ func (g *globals) runImport(ctx context.Context, dir string, exts []string) erro
 		return fmt.Errorf("import interrupted: %w", ctx.Err())
 	case err != nil:
 		return fmt.Errorf("import stopped: %w", err)
-	case len(rep.Failed) > 0:
+	}
+	if set != nil {
+		rr, err := records.Import(ctx, a.Services, set)
+		printRecordsImport(g.stderr, rr)
+		if err != nil {
+			return fmt.Errorf("import of %s stopped: %w", filepath.Join(dir, records.Dir), err)
+		}
+	}
+	if len(rep.Failed) > 0 {
 		return exitError{code: 1}
 	}
 	return nil
+}
+
+// operator is ctx with actor as the admin of its workspace: the local
+// commands that read or write everyone's records (export, import) act for
+// whoever holds the store, as asOperator does.
+func operator(ctx context.Context, actor *atrium.Actor) context.Context {
+	admin := *actor
+	admin.Role = atrium.RoleAdmin
+	return atrium.NewContextWithActor(ctx, &admin)
+}
+
+// printRecordsImport writes what the import of .atrium/ did.
+func printRecordsImport(w io.Writer, r *records.ImportReport) {
+	if r == nil {
+		return
+	}
+	if p := r.Principals; len(p.Created)+len(p.Joined)+len(p.OtherKind) > 0 {
+		created := make([]string, len(p.Created))
+		for i, x := range p.Created {
+			created[i] = fmt.Sprintf("@%s (%s)", x.Handle, x.Kind)
+		}
+		fmt.Fprintf(w, "  principals:   %s created, %s made writers of the workspace\n", plural(len(p.Created), "principal"), vault.Group(len(p.Joined)))
+		if len(created) > 0 {
+			listNotes(w, []vault.Note{{Path: strings.Join(created, ", ")}})
+		}
+		for _, h := range p.OtherKind {
+			fmt.Fprintf(w, "    @%s exists with another kind, which it keeps\n", h)
+		}
+	}
+	if t := r.Tasks; t != nil {
+		fmt.Fprintf(w, "  tasks:        %s created, %s updated, %s unchanged; %s added; %s set\n", vault.Group(t.Created), vault.Group(t.Updated), vault.Group(t.Unchanged),
+			plural(t.Comments, "comment"), plural(t.Rules, "hand-off rule"))
+		fmt.Fprintf(w, "  desks:        %s added or archived\n", plural(t.Progress, "progress item"))
+	}
+	if t := r.Threads; t != nil {
+		fmt.Fprintf(w, "  threads:      %s created, %s updated, %s unchanged; %s added or changed\n", vault.Group(t.Created), vault.Group(t.Updated), vault.Group(t.Unchanged), plural(t.Reviews, "review"))
+		if t.InTrash > 0 {
+			fmt.Fprintf(w, "    %s left alone: their page is in the trash here\n", vault.Group(t.InTrash))
+		}
+		if t.NewIDs > 0 {
+			fmt.Fprintf(w, "    %s given new ids: another workspace of this store holds theirs\n", vault.Group(t.NewIDs))
+		}
+	}
 }
 
 // printImport writes an import's summary; complete is false when it stopped early.
@@ -136,10 +212,13 @@ func listNotes(w io.Writer, notes []vault.Note) {
 	}
 }
 
-// plural is "1 file", "2 files".
+// plural is "1 file", "2 files"; "1 reply", "2 replies".
 func plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
+	}
+	if stem, ok := strings.CutSuffix(noun, "y"); ok {
+		return vault.Group(n) + " " + stem + "ies"
 	}
 	return vault.Group(n) + " " + noun + "s"
 }
@@ -147,7 +226,7 @@ func plural(n int, noun string) string {
 func newExportCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "export DIR",
-		Short: "Write every page and attachment of the workspace to a folder",
+		Short: "Write every page and attachment of the workspace to a folder, its tasks, threads and desks beside them",
 		Long: `Write every page of the workspace to DIR/<its path>, with its exact content, and every
 attachment to DIR/<its path> (wherever it is kept: Folder/assets/name, Attachments/x.png),
 creating folders as needed.
@@ -155,7 +234,15 @@ creating folders as needed.
 Each file is written whole or not at all (a temporary file, then a rename). Files that
 already hold the same bytes are left alone, so exporting again is cheap. Files in DIR
 that are not pages are never removed. Nothing is written outside DIR, even through a
-symbolic link inside it. The export of ATRIUM_WORKSPACE imports back as it was.`,
+symbolic link inside it.
+
+Beside the pages, DIR/.atrium holds the workspace's other records as JSON (format
+atrium-export/1, stable and ordered, so that two exports diff readably): tasks.json
+(tasks and todos with their comments and waits, the hand-off rules), threads.json
+(reviews and review threads with their replies, drafts too) and desks.json (each
+desk's todos, plan, draft and progress log). The folder is hidden: an import and the
+folder mirror never take it for pages. The export of ATRIUM_WORKSPACE imports back
+as it was, pages and records (atrium import DIR).`,
 		Example: `  atrium export ./backup
   atrium export ~/Obsidian/Work && atrium --data-dir /tmp/copy import ~/Obsidian/Work`,
 		Args: cobra.ExactArgs(1),
@@ -171,14 +258,29 @@ func (g *globals) runExport(ctx context.Context, dir string) error {
 		return err
 	}
 	defer a.Close()
-	rep, err := vault.Export(atrium.NewContextWithActor(ctx, actor), a.Pages, dir)
+	// As the workspace's admin: the export holds everyone's work, drafts too.
+	ctx = operator(ctx, actor)
+	rep, err := vault.Export(ctx, a.Pages, dir)
 	if rep == nil {
 		return err
+	}
+	var rr *records.ExportReport
+	if err == nil {
+		rr, err = records.Export(ctx, a.Services, dir)
 	}
 	w := g.stderr
 	fmt.Fprintf(w, "Exported to %s in %s\n", dir, rep.Elapsed.Round(time.Millisecond))
 	fmt.Fprintf(w, "  pages:        %s written, %s unchanged\n", vault.Group(rep.PagesWritten), vault.Group(rep.PagesUnchanged))
 	fmt.Fprintf(w, "  attachments:  %s written, %s unchanged\n", vault.Group(rep.AttWritten), vault.Group(rep.AttUnchanged))
+	if rr != nil {
+		fmt.Fprintf(w, "  tasks:        %s, %s, %s, %s\n", plural(rr.Tasks, "task"), plural(rr.Todos, "todo"), plural(rr.Comments, "comment"), plural(rr.Rules, "hand-off rule"))
+		fmt.Fprintf(w, "  threads:      %s, %s, %s\n", plural(rr.Threads, "thread"), plural(rr.Replies, "reply"), plural(rr.Reviews, "review"))
+		fmt.Fprintf(w, "  desks:        %s, %s\n", plural(rr.Desks, "desk"), plural(rr.Progress, "progress item"))
+		fmt.Fprintf(w, "  records:      %s written, %s unchanged\n", vault.Group(len(rr.Written)), vault.Group(len(rr.Unchanged)))
+		for _, f := range rr.Written {
+			listNotes(w, []vault.Note{{Path: f}})
+		}
+	}
 	fmt.Fprintf(w, "  failed:       %s\n", plural(len(rep.Failed), "file"))
 	listNotes(w, rep.Failed)
 	switch {
