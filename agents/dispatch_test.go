@@ -15,6 +15,7 @@ import (
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/agents"
+	"github.com/atrium-hq/atrium/identity"
 	"github.com/atrium-hq/atrium/services/servicestest"
 	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/store/storetest"
@@ -390,5 +391,50 @@ func TestADeliveryIsRefusedByAnotherGeneration(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Deliveries stay in their workspace: another workspace's admin can list,
+// read, retry or cancel none of them, nor pause its agents.
+func TestDeliveriesStayInTheirWorkspace(t *testing.T) {
+	v := newEnv(t, store.SQLite)
+	if _, err := v.svc.Agents.SetAgent(v.admin, agents.AgentRequest{Handle: "ghost", Command: "/nonexistent/cli", Wake: agents.WakeStreamJSON}); err != nil {
+		t.Fatal(err)
+	}
+	task, err := v.svc.Tasks.Create(v.admin, tasks.CreateRequest{Fields: tasks.Fields{Title: new("Private")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.svc.Tasks.Ask(v.admin, task.Number, "ghost", "Secret question?"); err != nil {
+		t.Fatal(err)
+	}
+	d := deliveriesOf(t, v, "ghost")[0]
+	if _, err := v.svc.Identity.CreateWorkspace(context.Background(), "beta", ""); err != nil {
+		t.Fatal(err)
+	}
+	secret, _, err := v.svc.Identity.CreateToken(context.Background(), identity.TokenRequest{Principal: "bob", Workspace: "beta", Role: atrium.RoleAdmin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := v.svc.Identity.Authenticate(context.Background(), secret, "beta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob := atrium.NewContextWithActor(context.Background(), a)
+	if list, err := v.svc.Agents.Deliveries(bob, agents.DeliveryQuery{}); err != nil || len(list) != 0 {
+		t.Errorf("beta's admin lists %v, %v", list, err)
+	}
+	for name, call := range map[string]func() error{
+		"read":   func() error { _, err := v.svc.Agents.Delivery(bob, d.ID); return err },
+		"retry":  func() error { _, err := v.svc.Agents.RetryDelivery(bob, d.ID); return err },
+		"cancel": func() error { _, err := v.svc.Agents.CancelDelivery(bob, d.ID); return err },
+		"pause":  func() error { _, err := v.svc.Agents.Pause(bob, "ghost", true); return err },
+	} {
+		if err := call(); atrium.ErrorCode(err) != atrium.ENotFound {
+			t.Errorf("beta's admin can %s alpha's: %v", name, err)
+		}
+	}
+	if got, _ := v.svc.Agents.Delivery(v.admin, d.ID); got.State == store.DeliveryCancelled {
+		t.Error("cancelled from another workspace")
 	}
 }
