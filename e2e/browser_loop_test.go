@@ -146,7 +146,9 @@ func TestBrowserSaveMergesAnAgentsWrite(t *testing.T) {
 	if c := got["content"]; c != "# Notes\n\none, by the person\ntwo\nthree\nfour, by the agent\n" {
 		t.Fatalf("merged into %q", c)
 	}
-	if n := read(b, "notice", chromedp.Text(chromedp.CSS(".merged"))); !strings.Contains(n, "merged") {
+	// Read by script, not by node: a live update may re-render the page
+	// between finding the notice and reading it.
+	if n := read(b, "notice", chromedp.Evaluate[string](`(document.querySelector(".merged") || {}).textContent || ""`)); !strings.Contains(n, "merged") {
 		t.Fatalf("the page says %q", n)
 	}
 
