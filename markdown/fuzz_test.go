@@ -25,6 +25,8 @@ var fuzzBodies = []string{
 	"> [r]: x.md\n> 'title'\n>\n> [t][r]\n\n- [u][v]\n\n  [v]:\n  <y.md>\n",
 	"| [a](a.md) | [[b\\|c]] |\n|---|---|\n| ![i](i.png) | [r] |\n\n[r]: <r r.md> (t)\n",
 	"[a\n](b.md)\n[![x](y.png)\n](z.md) ![a ![b](c.png)](d.png)",
+	"!!! note \"T\"\n\n    [a](a.md) [[w]]\n\n=== \"Tab\"\n\t??? tip\n\t    [b](\n\t    b.md)\n    [r]: r.md\n",
+	"x <!-- [a](a.md) --> y\n\n<!--\n[b](<b b.md>) [r]: no\n[r]: r.md-->\n\n<!-- [c](c.md)",
 }
 
 func FuzzParse(f *testing.F) {

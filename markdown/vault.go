@@ -31,6 +31,9 @@ type callout struct {
 	fold        byte // 0: not foldable; '-': folded; '+': open
 	admonition  bool // MkDocs' (the class says so, for styles made for it)
 	tab         bool
+	// opening is an MkDocs block's opening line in the source (the text
+	// it shows is its title).
+	opening text.Segment
 }
 
 func (n *callout) Kind() ast.NodeKind { return kindCallout }
@@ -154,12 +157,12 @@ type admonitions struct{}
 func (admonitions) Trigger() []byte { return []byte{'!', '?', '='} }
 
 func (admonitions) Open(_ ast.Node, reader text.Reader, _ parser.Context) (ast.Node, parser.State) {
-	line, _ := reader.PeekLine()
+	line, seg := reader.PeekLine()
 	m := admonitionLine.FindSubmatch(bytes.TrimRight(line, "\r\n"))
 	if m == nil {
 		return nil, parser.NoChildren
 	}
-	c := &callout{admonition: true}
+	c := &callout{admonition: true, opening: seg.TrimRightSpace(reader.Source())}
 	switch marker := string(m[1]); {
 	case strings.HasPrefix(marker, "==="):
 		if len(m[3]) == 0 || len(m[2]) > 0 {
