@@ -217,10 +217,15 @@ func (vaultRenderer) RegisterFuncs(r gmrenderer.NodeRendererFuncRegisterer) {
 var blockID = regexp.MustCompile(`[ \t\n]\^([A-Za-z0-9-]+)[ \t]*</(p|li)>`)
 
 // blockAnchors puts each block id's anchor where the id was written, so
-// that [[Page#^id]] leads there; the id itself is not shown.
-func blockAnchors(out []byte) []byte {
+// that [[Page#^id]] leads there; the id itself is not shown. Without
+// anchors (an embedded page, whose ids are its own page's), the id just
+// goes.
+func blockAnchors(out []byte, anchors bool) []byte {
 	if !bytes.Contains(out, []byte("^")) {
 		return out
+	}
+	if !anchors {
+		return blockID.ReplaceAll(out, []byte(`</$2>`))
 	}
 	return blockID.ReplaceAll(out, []byte(`<a class="block-id" id="^$1" aria-hidden="true"></a></$2>`))
 }
