@@ -1,8 +1,12 @@
 package e2e
 
 import (
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/atrium-hq/atrium/store"
@@ -56,4 +60,78 @@ func TestMkDocsMoveRewritesLinksInBlocks(t *testing.T) {
 			t.Errorf("the site after both moves (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// Issue 23.9: the served page shows ![[Note#Section]] as that section,
+// inline and marked, and ![[Note#^block]] as that block, through the real
+// binary.
+func TestObsidianEmbedsRender(t *testing.T) {
+	t.Parallel()
+	srv := startServe(t, "")
+	cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "2025-11-25")
+	for p, c := range map[string]string{
+		"Plugins/Canvas.md": "Canvas lays cards on a board.\n\n## Add cards from web pages\n\nPaste a link. ^web-cards\n\n## Other\n\nNot embedded.\n",
+		"Home.md":           "# Home\n\n![[Canvas#Add cards from web pages]]\n\n![[Canvas#^web-cards]]\n\n![[Nowhere#Part]]\n",
+	} {
+		if res := callTool(t, cs, "write_page", map[string]any{"path": p, "content": c}); res.IsError {
+			t.Fatalf("write %s: %+v", p, res.Content)
+		}
+	}
+	req, err := http.NewRequest("GET", srv.URL+"/pages/Home.md", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+srv.AdminToken)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	body := string(b)
+	if res.StatusCode != 200 {
+		t.Fatalf("GET /pages/Home.md: %d\n%s", res.StatusCode, body)
+	}
+	for _, want := range []string{
+		`<div class="embed"><p class="embed-title"><a class="wikilink" href="/pages/Plugins/Canvas.md#add-cards-from-web-pages">Canvas &gt; Add cards from web pages</a></p>`,
+		"<h2>Add cards from web pages</h2>",
+		`href="/pages/Plugins/Canvas.md#^web-cards"`,
+		"<p>Paste a link.</p>",
+		`<p class="embed-note">No page is called “Nowhere” yet.</p>`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page lacks %s:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "Not embedded.") || strings.Contains(body, "Canvas lays cards") {
+		t.Errorf("the embed shows more than its section:\n%s", body)
+	}
+}
+
+// An embedded section is another page's text: a quote of this page is
+// highlighted in this page's own text even when the embed above it holds
+// the same words, and text selected inside the embed offers no comment on
+// this page (comments on it belong on its own page).
+func TestBrowserEmbedsAreNotThePagesText(t *testing.T) {
+	srv := startServe(t, "")
+	cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "2025-11-25")
+	agent := agentSession(t, srv, "claude")
+	mustTool(t, cs, "write_page", map[string]any{"path": "Other.md", "content": "# Other\n\n## Part\n\nShared words here, in the other page.\n"})
+	mustTool(t, cs, "write_page", map[string]any{"path": "Host.md", "content": "# Host\n\n![[Other#Part]]\n\nShared words here, in the host.\n"})
+	res := mustTool(t, agent, "create_annotation", map[string]any{"doc_path": "Host.md", "quote": map[string]any{"exact": "Shared words here"}, "content": "About the host", "status": "submitted"})
+	id := res["annotation"].(map[string]any)["id"].(string)
+
+	b := newBrowserSized(t, 1400, 900)
+	b.signIn(srv, "/pages/Host.md", "#hl-"+id)
+	if n := read(b, "embed", chromedp.Text(chromedp.CSS(".markdown .embed p:not(.embed-title)"))); n != "Shared words here, in the other page." {
+		t.Fatalf("the embed reads %q", n)
+	}
+	if in := read(b, "highlight place", chromedp.Evaluate[bool](`document.querySelector("#hl-`+id+`").closest(".embed") !== null`)); in {
+		t.Fatal("the quote is highlighted in the embedded page's text")
+	}
+	b.do("select in the embed", selectText("in the other page"))
+	b.still()
+	if shown := read(b, "quote preview", chromedp.Evaluate[bool](`!document.querySelector("#new-comment .quote-preview").hidden`)); shown {
+		t.Fatal("text selected in an embed became a quote of this page")
+	}
 }
