@@ -25,6 +25,8 @@ var fuzzBodies = []string{
 	"> [r]: x.md\n> 'title'\n>\n> [t][r]\n\n- [u][v]\n\n  [v]:\n  <y.md>\n",
 	"| [a](a.md) | [[b\\|c]] |\n|---|---|\n| ![i](i.png) | [r] |\n\n[r]: <r r.md> (t)\n",
 	"[a\n](b.md)\n[![x](y.png)\n](z.md) ![a ![b](c.png)](d.png)",
+	"!!! note \"T\"\n\n    [a](a.md) [[w]]\n\n=== \"Tab\"\n\t??? tip\n\t    [b](\n\t    b.md)\n    [r]: r.md\n",
+	"x <!-- [a](a.md) --> y\n\n<!--\n[b](<b b.md>) [r]: no\n[r]: r.md-->\n\n<!-- [c](c.md)",
 }
 
 func FuzzParse(f *testing.F) {
@@ -271,4 +273,32 @@ func values(fm string) (map[string]any, error) {
 		m = map[string]any{}
 	}
 	return m, nil
+}
+
+// FuzzRenderEmbeds renders a page whose every embed is of itself (or of a
+// section or block of itself): rendering ends, and what it shows is bounded.
+func FuzzRenderEmbeds(f *testing.F) {
+	for _, b := range fuzzBodies {
+		f.Add(b)
+	}
+	f.Add("# A\n\n![[P#B]]\n\n## B\n\n![[P#A]] ![[P]] ^x\n\n![[P#^x]]\n\n- ![[#B]]\n\n![a ![[P#B]]](i.png)\n")
+	f.Fuzz(func(t *testing.T, body string) {
+		var opts func() markdown.Options
+		opts = func() markdown.Options {
+			return markdown.Options{
+				Path:    "P.md",
+				Resolve: func(markdown.Link) markdown.Target { return markdown.Target{Href: "/pages/P.md", Resolved: true} },
+				Embed: func(markdown.Link) (markdown.Embedded, bool) {
+					return markdown.Embedded{Path: "P.md", Body: body, Options: opts()}, true
+				},
+			}
+		}
+		out, err := markdown.RenderWith(body, opts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if limit := (markdown.EmbedLimit + 1) * (64*len(body) + 4096); len(out) > limit {
+			t.Fatalf("%d bytes of HTML from %d of Markdown", len(out), len(body))
+		}
+	})
 }

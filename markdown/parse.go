@@ -11,6 +11,7 @@ import (
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
@@ -64,8 +65,11 @@ type Doc struct {
 
 // A goldmark parser keeps no state between calls (each has its own
 // context), so one serves every goroutine; the race detector agrees in the
-// parallel tests.
-var mdParser = goldmark.DefaultParser()
+// parallel tests. It reads MkDocs' admonitions and content tabs as the
+// renderer does (vault.go): their indented bodies are Markdown, so the
+// links there are links (indexed, and rewritten on a move), not code.
+var mdParser = goldmark.New(goldmark.WithParserOptions(
+	parser.WithBlockParsers(util.Prioritized(admonitions{}, 550)))).Parser()
 
 // parseMarkdown returns the goldmark tree of src, or nil if goldmark panics:
 // it is third-party code fed with whatever a client sends, and a bug in it
@@ -95,6 +99,8 @@ type page struct {
 	links      []ast.Node          // links and images, inner before outer
 	wikilinks  []Link              // found before the Markdown links and headings
 	defLinks   []Link              // every link reference definition, as a link of its own
+	comments   []span              // the insides of HTML comments (none in a comment's own parse)
+	inComment  bool                // this is the parse of a comment's inside
 	doc        Doc
 }
 
@@ -134,8 +140,13 @@ func LinesBefore(content, body string) int {
 	return strings.Count(content[:len(content)-len(body)], "\n")
 }
 
-func parse(body string) (p *page) {
+func parse(body string) *page { return parseText(body, false) }
+
+// parseText parses body; inComment when it is the inside of an HTML
+// comment, whose own comments (an unclosed "<!--" at most) are not read.
+func parseText(body string, inComment bool) (p *page) {
 	p = &page{
+		inComment: inComment,
 		src:       []byte(body),
 		spans:     map[ast.Node]span{},
 		defs:      map[string]span{},
@@ -184,6 +195,7 @@ func parse(body string) (p *page) {
 			p.doc.Links = append(p.doc.Links, l)
 		}
 	}
+	p.doc.Links = append(p.doc.Links, p.commentLinks()...)
 	slices.SortStableFunc(p.doc.Links, func(a, b Link) int { return a.Start - b.Start })
 	p.doc.Headings = p.sections()
 	return p
@@ -209,7 +221,9 @@ func (p *page) collect() {
 			return ast.WalkSkipChildren, nil
 		case *ast.RawHTML:
 			if n.Segments.Len() > 0 {
-				p.addOpaque(n, span{n.Segments.At(0).Start, n.Segments.At(n.Segments.Len() - 1).Stop})
+				s := span{n.Segments.At(0).Start, n.Segments.At(n.Segments.Len() - 1).Stop}
+				p.addOpaque(n, s)
+				p.addComments(s)
 			}
 			return ast.WalkSkipChildren, nil
 		case *ast.AutoLink:
@@ -219,7 +233,11 @@ func (p *page) collect() {
 			}
 			return ast.WalkSkipChildren, nil
 		case *ast.FencedCodeBlock, *ast.CodeBlock, *ast.HTMLBlock:
-			p.addOpaque(n, p.blockSpan(n))
+			s := p.blockSpan(n)
+			p.addOpaque(n, s)
+			if h, ok := n.(*ast.HTMLBlock); ok && h.HTMLBlockType == ast.HTMLBlockType2 {
+				p.addComments(s)
+			}
 			p.definitionsIn(n)
 			return ast.WalkSkipChildren, nil
 		case *ast.LinkReferenceDefinition:
@@ -229,7 +247,7 @@ func (p *page) collect() {
 				if key := util.ToLinkReference(n.Label); !p.hasDef(key) {
 					p.defs[key] = dest
 				}
-				if l, ok := p.definitionLink(n.Lines().At(0).Start, dest, false); ok {
+				if l, ok := p.definitionLink(n.Lines().At(0).Start, dest); ok {
 					p.defLinks = append(p.defLinks, l)
 				}
 			}
@@ -678,18 +696,14 @@ func truncate(s string, n int) string {
 }
 
 // definitionLink makes the link of a definition whose label opens at start
-// and whose destination (inside any angle brackets) is dest. inComment: a
-// "-->" glued to the destination closes the comment, not the path.
-func (p *page) definitionLink(start int, dest span, inComment bool) (Link, bool) {
+// and whose destination (inside any angle brackets) is dest.
+func (p *page) definitionLink(start int, dest span) (Link, bool) {
 	src := p.src
 	end := dest.end
 	if dest.start > 0 && src[dest.start-1] == '<' && end < len(src) && src[end] == '>' {
 		end++
 	}
 	raw := src[dest.start:dest.end]
-	if inComment {
-		raw = bytes.TrimSuffix(raw, []byte("-->"))
-	}
 	path, frag, hasFrag := bytes.Cut(raw, []byte("#"))
 	if len(path) == 0 || isURL(path) {
 		return Link{}, false
@@ -713,33 +727,26 @@ func (p *page) definitionLink(start int, dest span, inComment bool) (Link, bool)
 // ???+ note) or a content tab (=== "Tab").
 var mkdocsBlock = regexp.MustCompile(`^[ \t]*(!!!|\?\?\?\+?|===)([ \t]|$)`)
 
-// definitionsIn finds the link reference definitions the parser could not
-// see because it read their lines as code or HTML, though a renderer reads
-// them as Markdown: the body of an MkDocs block (an indented code block to
-// CommonMark) and an HTML comment. Fenced code inside stays code, and so
-// does every other code or HTML block.
+// definitionsIn finds the link reference definitions in an indented code
+// block right after a line that looks like an MkDocs block's opening but
+// did not open one (it continues a paragraph: "Para.\n!!! note"), where
+// MkDocs may still read Markdown. Fenced code inside stays code, and so
+// does every other code block. (An admonition that opens is parsed as
+// Markdown, and an HTML comment's inside is parsed apart: commentLinks.)
 func (p *page) definitionsIn(n ast.Node) {
 	lines := n.Lines()
 	if lines.Len() == 0 {
 		return
 	}
-	inComment := false
-	switch n := n.(type) {
-	case *ast.CodeBlock:
-		first := p.lineIndex(lines.At(0).Start)
-		prev := first - 1
-		for prev >= 0 && len(bytes.TrimSpace(p.line(prev))) == 0 {
-			prev--
-		}
-		if prev < 0 || !mkdocsBlock.Match(p.line(prev)) {
-			return
-		}
-	case *ast.HTMLBlock:
-		if n.HTMLBlockType != ast.HTMLBlockType2 { // <!-- a comment -->
-			return
-		}
-		inComment = true
-	default:
+	if _, ok := n.(*ast.CodeBlock); !ok {
+		return
+	}
+	first := p.lineIndex(lines.At(0).Start)
+	prev := first - 1
+	for prev >= 0 && len(bytes.TrimSpace(p.line(prev))) == 0 {
+		prev--
+	}
+	if prev < 0 || !mkdocsBlock.Match(p.line(prev)) {
 		return
 	}
 	var fence []byte // the open fence inside the block, if any
@@ -761,16 +768,60 @@ func (p *page) definitionsIn(n ast.Node) {
 			fence = f
 			continue
 		}
-		if inComment && bytes.HasPrefix(rest, []byte("<!--")) {
-			rest = bytes.TrimLeft(rest[4:], " \t")
-			start = seg.Stop - len(rest)
-		}
 		if start < seg.Stop && p.src[start] == '[' {
-			if l, ok := p.lineDefinition(start, seg.Stop, inComment); ok {
+			if l, ok := p.lineDefinition(start, seg.Stop); ok {
 				p.defLinks = append(p.defLinks, l)
 			}
 		}
 	}
+}
+
+// addComments notes the insides of the HTML comments in s (a block or
+// inline HTML): each from after its "<!--" to its "-->" (or to the end of
+// s, when it does not close there).
+func (p *page) addComments(s span) {
+	if p.inComment || s.start < 0 || s.end > len(p.src) {
+		return
+	}
+	for i := s.start; i < s.end; {
+		open := bytes.Index(p.src[i:s.end], []byte("<!--"))
+		if open < 0 {
+			return
+		}
+		in := i + open + len("<!--")
+		out := s.end
+		if close := bytes.Index(p.src[in:s.end], []byte("-->")); close >= 0 {
+			out = in + close
+		}
+		p.comments = append(p.comments, span{in, out})
+		i = out + len("-->")
+	}
+}
+
+// commentLinks are the Markdown links (inline ones and definitions) inside
+// HTML comments: a commented-out link still names a page, and a move must
+// keep it right. The inside is parsed as Markdown of its own, so its links
+// are read by the same rules as the page's; a reference there to a
+// definition outside the comment stays unread (the definition counts
+// itself). Wikilinks in comments stay out, as before.
+func (p *page) commentLinks() []Link {
+	var out []Link
+	for _, c := range p.comments {
+		if c.start >= c.end || !bytes.ContainsAny(p.src[c.start:c.end], "[") {
+			continue
+		}
+		lines := p.lineIndex(c.start)
+		for _, l := range parseText(string(p.src[c.start:c.end]), true).doc.Links {
+			if l.Kind != KindMarkdown {
+				continue
+			}
+			l.Start, l.End = l.Start+c.start, l.End+c.start
+			l.TargetStart, l.TargetEnd = l.TargetStart+c.start, l.TargetEnd+c.start
+			l.Line += lines
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // fenceOpen returns the fence (``` or ~~~, as long as written) a line opens,
@@ -791,7 +842,7 @@ func fenceOpen(line []byte) []byte {
 
 // lineDefinition reads "[label]: dest" starting at start, on the line that
 // ends at stop.
-func (p *page) lineDefinition(start, stop int, inComment bool) (Link, bool) {
+func (p *page) lineDefinition(start, stop int) (Link, bool) {
 	src := p.src[:stop]
 	i := rawLabelEnd(src, start)
 	if i <= start+1 || i+1 >= len(src) || src[i+1] != ':' {
@@ -819,7 +870,7 @@ func (p *page) lineDefinition(start, stop int, inComment bool) (Link, bool) {
 	if dest.start >= dest.end || bytes.ContainsAny(src[dest.start:dest.end], "\n\r") {
 		return Link{}, false
 	}
-	return p.definitionLink(start, dest, inComment)
+	return p.definitionLink(start, dest)
 }
 
 // line returns line i (0-based) of the source without its line break.

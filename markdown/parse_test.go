@@ -116,17 +116,40 @@ func TestMarkdownLinks(t *testing.T) {
 		// Every definition counts, used or not, wherever a renderer may read
 		// it: MkDocs reads an admonition's indented body as Markdown, and a
 		// commented-out definition still names a page.
+		// An admonition's body is Markdown, as MkDocs reads it: a reference
+		// there is a link like one at the top level.
 		{"definition used only inside an admonition", "!!! note\n\n    See the [guide][g].\n\n  [g]: ../Guide.md\n", []link{
-			md("../Guide.md", "", "g", 5, "[g]: ../Guide.md", "../Guide.md"),
+			md("../Guide.md", "", "guide", 3, "[guide][g]", "../Guide.md"),
 		}},
 		{"definition inside an admonition", "!!! tip \"Tip\"\n\n    Read [it][x].\n\n    [x]: Other.md#part\n\n=== \"Tab\"\n\n    !!! note\n\n        [y]: <Sub Dir/Y.md>\n", []link{
-			md("Other.md", "part", "x", 5, "[x]: Other.md#part", "Other.md"),
+			md("Other.md", "part", "it", 3, "[it][x]", "Other.md"),
 			md("Sub Dir/Y.md", "", "y", 11, "[y]: <Sub Dir/Y.md>", "Sub Dir/Y.md"),
 		}},
 		{"definition in an HTML comment", "Text.\n\n<!--\n[c]: Hidden.md\n-->\n\n<!-- [d]: D.md -->\n", []link{
 			md("Hidden.md", "", "c", 4, "[c]: Hidden.md", "Hidden.md"),
 			md("D.md", "", "d", 7, "[d]: D.md", "D.md"),
 		}},
+		// Issue 23, after item 6: inline links in those bodies are links too
+		// (indexed, and rewritten on a move), however deep the blocks nest.
+		{"inline links in admonitions and tabs", "# Page\n\n!!! note \"Setup\"\n\n    See [the guide](../Guide.md#setup) and [[Wiki]].\n\n" +
+			"=== \"Tab\"\n\n    Open [the tab](<Tab Page.md>).\n\n    ???+ tip\n        ![shot](img/shot.png \"t\")\n        and [deep](\n        deep.md)\n\n" +
+			"  - In a list:\n\n    !!! info\n\n        [listed](listed.md)\n", []link{
+			md("../Guide.md", "setup", "the guide", 5, "[the guide](../Guide.md#setup)", "../Guide.md"),
+			wiki("Wiki", "", "", 5, "[[Wiki]]", "Wiki"),
+			md("Tab Page.md", "", "the tab", 9, "[the tab](<Tab Page.md>)", "Tab Page.md"),
+			md("img/shot.png", "", "shot", 12, "![shot](img/shot.png \"t\")", "img/shot.png"),
+			md("deep.md", "", "deep", 13, "[deep](\n        deep.md)", "deep.md"),
+			md("listed.md", "", "listed", 20, "[listed](listed.md)", "listed.md"),
+		}},
+		{"tab body with tabs for indentation", "=== \"A\"\n\n\t[a](a.md)\n", []link{
+			md("a.md", "", "a", 3, "[a](a.md)", "a.md"),
+		}},
+		{"inline links in HTML comments", "Text <!-- see [old](Old.md) --> on.\n\n<!--\nMoved: [multi](<Multi Line.md#part> \"t\") and [[Wiki]]\n-->\n\n<!-- [glued](Glued.md)-->\n", []link{
+			md("Old.md", "", "old", 1, "[old](Old.md)", "Old.md"),
+			md("Multi Line.md", "part", "multi", 4, "[multi](<Multi Line.md#part> \"t\")", "Multi Line.md"),
+			md("Glued.md", "", "glued", 7, "[glued](Glued.md)", "Glued.md"),
+		}},
+		{"not an admonition", "Para.\n!!! note\n\n    [code](code.md)\n\n!!!note\n\n    [code](code2.md)\n", nil},
 		{"code stays code", "!!! example\n\n    ```\n    [e]: Example.md\n    ```\n\n```\n[f]: F.md\n```\n\nPara.\n\n    [g]: G.md\n\n<div>\n[h]: H.md\n</div>\n", nil},
 		{"reference in angle brackets", "![pic][p]\n\n[p]:\n  <assets/a b.png#x>\n", []link{md("assets/a b.png", "x", "pic", 1, "![pic][p]", "assets/a b.png")}},
 		{"unknown reference", "[a][nope] [nope]", nil},

@@ -84,6 +84,11 @@ func (p *page) pieces(root ast.Node, cached bool) []piece {
 			return ast.WalkSkipChildren, nil
 		case *ast.RawHTML, *ast.LinkReferenceDefinition:
 			return ast.WalkSkipChildren, nil
+		case *callout:
+			// An MkDocs block shows its title where its opening line was.
+			if n.title != "" && n.opening.Stop > n.opening.Start {
+				out = append(out, piece{start: n.opening.Start, end: n.opening.Stop, text: n.title, literal: true})
+			}
 		}
 		return ast.WalkContinue, nil
 	})

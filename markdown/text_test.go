@@ -24,6 +24,10 @@ func TestPlainText(t *testing.T) {
 		{"autolink and break", "<https://example.com> x\\\ny  \nz\n", "https://example.com x\ny\nz\n"},
 		{"CRLF", "# A\r\n\r\ntext\r\n", "A\n\ntext\n"},
 		{"thematic break", "a\n\n---\n\nb", "a\n\n\n\nb"},
+		// MkDocs blocks read as they render: the title where the opening
+		// line was, the body as Markdown (not code).
+		{"admonitions and tabs", "!!! note \"Install *first*\"\n    Run **make**.\n\n=== \"Tab\"\n\n    In [the tab](t.md).\n\n??? tip\n    x\n",
+			"Install *first*\nRun make.\n\nTab\n\nIn the tab.\n\nTip\nx\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -31,6 +31,9 @@ type callout struct {
 	fold        byte // 0: not foldable; '-': folded; '+': open
 	admonition  bool // MkDocs' (the class says so, for styles made for it)
 	tab         bool
+	// opening is an MkDocs block's opening line in the source (the text
+	// it shows is its title).
+	opening text.Segment
 }
 
 func (n *callout) Kind() ast.NodeKind { return kindCallout }
@@ -154,12 +157,12 @@ type admonitions struct{}
 func (admonitions) Trigger() []byte { return []byte{'!', '?', '='} }
 
 func (admonitions) Open(_ ast.Node, reader text.Reader, _ parser.Context) (ast.Node, parser.State) {
-	line, _ := reader.PeekLine()
+	line, seg := reader.PeekLine()
 	m := admonitionLine.FindSubmatch(bytes.TrimRight(line, "\r\n"))
 	if m == nil {
 		return nil, parser.NoChildren
 	}
-	c := &callout{admonition: true}
+	c := &callout{admonition: true, opening: seg.TrimRightSpace(reader.Source())}
 	switch marker := string(m[1]); {
 	case strings.HasPrefix(marker, "==="):
 		if len(m[3]) == 0 || len(m[2]) > 0 {
@@ -214,10 +217,15 @@ func (vaultRenderer) RegisterFuncs(r gmrenderer.NodeRendererFuncRegisterer) {
 var blockID = regexp.MustCompile(`[ \t\n]\^([A-Za-z0-9-]+)[ \t]*</(p|li)>`)
 
 // blockAnchors puts each block id's anchor where the id was written, so
-// that [[Page#^id]] leads there; the id itself is not shown.
-func blockAnchors(out []byte) []byte {
+// that [[Page#^id]] leads there; the id itself is not shown. Without
+// anchors (an embedded page, whose ids are its own page's), the id just
+// goes.
+func blockAnchors(out []byte, anchors bool) []byte {
 	if !bytes.Contains(out, []byte("^")) {
 		return out
+	}
+	if !anchors {
+		return blockID.ReplaceAll(out, []byte(`</$2>`))
 	}
 	return blockID.ReplaceAll(out, []byte(`<a class="block-id" id="^$1" aria-hidden="true"></a></$2>`))
 }

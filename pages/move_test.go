@@ -243,3 +243,62 @@ func TestMoveRewritesDefinitionsInAdmonitionsAndComments(t *testing.T) {
 		}
 	})
 }
+
+// Inline links inside MkDocs blocks (an admonition's indented body, a
+// content tab's) and inside HTML comments are links: indexed as backlinks,
+// and rewritten on a move both ways — when the page they lead to moves, and
+// when the page holding them moves (issue 23, after item 6: before, those
+// bodies were code to the parser and their links dangled). Only the
+// destinations change; every other byte stays, and code stays code.
+func TestMoveRewritesInlineLinksInAdmonitionsAndTabs(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		v.write(t, "index.md", "# Home\n")
+		v.write(t, "setup/extensions.md", "# Extensions\n\n## Admonition\n")
+		page := func(ext, home string) string {
+			return "# Admonitions\n\n" +
+				"!!! note \"Configuration\"\n\n    See [the extensions](" + ext + "#admonition) first.\n\n" +
+				"=== \"Material\"\n\n    Read [extensions](" + ext + ") and [home](" + home + ").\n\n" +
+				"    ??? tip\n\t    Nested: ![](" + ext + " \"t\")\n\n" +
+				"=== \"Code\"\n\n    ```\n    [code](../setup/extensions.md)\n    ```\n\n" +
+				"<!-- Hidden: [extensions](" + ext + ") -->\n"
+		}
+		v.write(t, "reference/admonitions.md", page("../setup/extensions.md", "../index.md"))
+		l, err := v.svc.Links(v.ctx, "setup/extensions.md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Incoming) != 4 {
+			t.Errorf("backlinks of setup/extensions.md = %+v, want the 4 links outside code", l.Incoming)
+		}
+
+		// The target moves.
+		r, err := v.svc.MovePage(v.ctx, "setup/extensions.md", "setup/markdown/extensions.md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.LinksRewritten != 4 {
+			t.Errorf("move rewrote %d links, want 4", r.LinksRewritten)
+		}
+		if diff := cmp.Diff(page("../setup/markdown/extensions.md", "../index.md"), v.body(t, "reference/admonitions.md")); diff != "" {
+			t.Errorf("reference/admonitions.md after its target moved (-want +got):\n%s", diff)
+		}
+		if u := v.unresolved(t, "reference/admonitions.md"); len(u) != 0 {
+			t.Errorf("unresolved links after the move: %v", u)
+		}
+
+		// The page itself moves: its relative links follow.
+		if _, err := v.svc.MovePage(v.ctx, "reference/admonitions.md", "reference/blocks/admonitions.md"); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(page("../../setup/markdown/extensions.md", "../../index.md"), v.body(t, "reference/blocks/admonitions.md")); diff != "" {
+			t.Errorf("the moved page (-want +got):\n%s", diff)
+		}
+		if u := v.unresolved(t, "reference/blocks/admonitions.md"); len(u) != 0 {
+			t.Errorf("unresolved links after the page moved: %v", u)
+		}
+		if l, err := v.svc.Links(v.ctx, "index.md"); err != nil || len(l.Incoming) != 1 {
+			t.Errorf("backlinks of index.md = %+v, %v", l, err)
+		}
+	})
+}

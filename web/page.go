@@ -18,7 +18,7 @@ import (
 type pageView struct {
 	view
 	Page atrium.Page
-	HTML template.HTML // rendered by markdown.Render: raw HTML dropped (a bare <br> aside)
+	HTML template.HTML // rendered by markdown.RenderWith: raw HTML dropped (a bare <br> aside)
 	// ShowTitle: the body does not open with a heading of its own (its
 	// title is in its frontmatter, or its file name), so the view shows
 	// the title above it.
@@ -106,15 +106,10 @@ func (h *Handler) showPage(w http.ResponseWriter, r *http.Request, p string, for
 		}
 	}
 	_, body, _ := markdown.Split(read.Page.Content)
-	out, err := markdown.Render(body, func(l markdown.Link) markdown.Target {
-		if to, ok := targets[strings.ToLower(l.Target)]; ok {
-			return markdown.Target{Href: pageURL(to), Resolved: true}
-		}
-		if l.Target == "" { // [[#Heading]]: this page
-			return markdown.Target{Href: pageURL(read.Page.Path), Resolved: true}
-		}
-		return markdown.Target{}
-	})
+	out, err := markdown.RenderWith(body, h.renderOptions(r, read.Page.Path, func(l markdown.Link) (string, bool) {
+		to, ok := targets[strings.ToLower(l.Target)]
+		return to, ok
+	}))
 	if err != nil {
 		bail(err)
 		return

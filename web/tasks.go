@@ -194,23 +194,16 @@ func (h *Handler) renderTask(w http.ResponseWriter, r *http.Request, n int64, v 
 }
 
 // renderLinked renders Markdown that is not itself a page — a task's body,
-// a desk's plan shown on the desk — with its wikilinks resolved as the page
-// view resolves a page's (from is the page it stands for, if any): a link
-// to a page that exists goes there, one to nothing is marked unresolved.
+// a desk's plan shown on the desk — with its wikilinks resolved and its
+// embeds shown as the page view does a page's (from is the page it stands
+// for, if any): a link to a page that exists goes there, one to nothing is
+// marked unresolved.
 func (h *Handler) renderLinked(r *http.Request, from, body string) (template.HTML, error) {
 	resolve, err := h.Services.Pages.Resolve(r.Context(), from, body)
 	if err != nil {
 		return "", err
 	}
-	out, err := markdown.Render(body, func(l markdown.Link) markdown.Target {
-		if p, ok := resolve(l); ok {
-			return markdown.Target{Href: pageURL(p), Resolved: true}
-		}
-		if l.Target == "" && from != "" { // [[#Heading]]: the page itself
-			return markdown.Target{Href: pageURL(from), Resolved: true}
-		}
-		return markdown.Target{}
-	})
+	out, err := markdown.RenderWith(body, h.renderOptions(r, from, resolve))
 	return template.HTML(out), err // goldmark's output with raw HTML dropped
 }
 

@@ -11,8 +11,10 @@
 
   // text reads the body's text nodes as a browser shows them: white space
   // collapsed to one space, and for each character its node and offset.
+  // An embedded page's text is not this page's: quotes are never in it.
   function text(body) {
-    var walk = document.createTreeWalker(body, NodeFilter.SHOW_TEXT), out = "", at = [], space = true;
+    var skip = { acceptNode: function (n) { return n.parentNode.closest && n.parentNode.closest(".embed") ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT; } };
+    var walk = document.createTreeWalker(body, NodeFilter.SHOW_TEXT, skip), out = "", at = [], space = true;
     for (var n = walk.nextNode(); n; n = walk.nextNode()) {
       for (var i = 0; i < n.data.length; i++) {
         var c = n.data.charAt(i);
