@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -189,9 +190,14 @@ func TestBrowserHighlightsQuotes(t *testing.T) {
 	if got := marked(ids[1]); got != "Restores are tested monthly" {
 		t.Fatalf("the second highlight reads %q", got)
 	}
-	b.do("the highlight leads to its thread", chromedp.Click(chromedp.ID("hl-"+ids[1])))
+	// Clicked by script: the highlights are re-marked as the page settles,
+	// and a click by node can land on one just replaced.
+	click := func(what, selector string) {
+		b.until(what, `(() => { const e = document.querySelector(`+strconv.Quote(selector)+`); if (!e) return false; e.click(); return true; })()`)
+	}
+	click("the highlight leads to its thread", "#hl-"+ids[1])
 	b.until("the card has the focus", `document.activeElement && document.activeElement.id === "thread-`+ids[1]+`" && location.hash === "#thread-`+ids[1]+`"`)
-	b.do("the card leads back", chromedp.Click(chromedp.CSS("#thread-"+ids[0]+" .to-highlight")))
+	click("the card leads back", "#thread-"+ids[0]+" .to-highlight")
 	b.until("at the highlight", `location.hash === "#hl-`+ids[0]+`"`)
 
 	mustTool(t, agent, "write_page", map[string]any{"path": "Ops.md", "content": strings.Replace(opsPage, "Restores are tested monthly.", "Nothing about restores.", 1), "base_revision": 1})
