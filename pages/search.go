@@ -219,7 +219,9 @@ func corpusStats(st store.SearchStats) search.Stats {
 	stats := search.Stats{Docs: st.Docs}
 	if st.Docs > 0 {
 		n := float64(st.Docs)
-		stats.AvgTitle, stats.AvgTags, stats.AvgHeadings, stats.AvgBody = float64(st.Lens[0])/n, float64(st.Lens[1])/n, float64(st.Lens[2])/n, float64(st.Lens[3])/n
+		for f, l := range st.Lens {
+			stats.Avg[f] = float64(l) / n
+		}
 	}
 	return stats
 }
@@ -325,11 +327,13 @@ func (rk *ranking) score(ctx context.Context, ids []int64, top *topK) (int, erro
 func (rk *ranking) match(d store.SearchDoc) (float64, bool) {
 	_, body, _ := markdown.Split(d.Content)
 	if rk.phrases {
-		return search.Match(rk.q, searchFields(d.Title, d.Tags, d.Headings, body), rk.stats, rk.dfOf)
+		return search.Match(rk.q, searchFields(d.Title, d.Tags, d.Headings, body, d.Texts), rk.stats, rk.dfOf)
 	}
 	// The same result, from the lengths stored at write time and one pass
 	// over each field.
-	return search.MatchWords(rk.q, search.Fields{Text: [4]string{d.Title, strings.Join(d.Tags, " "), d.Headings, body}, Lens: d.Lens}, rk.stats, rk.dfOf)
+	f := search.Fields{Text: [search.NumFields]string{d.Title, strings.Join(d.Tags, " "), d.Headings, body}, Lens: d.Lens}
+	copy(f.Text[search.FieldAliases:], d.Texts)
+	return search.MatchWords(rk.q, f, rk.stats, rk.dfOf)
 }
 
 // rankAll scores every candidate: for queries with required words, phrases

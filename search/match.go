@@ -6,26 +6,29 @@ import (
 	"strings"
 )
 
-// Doc is a candidate page's fields, each tokenized with Tokenize.
+// Doc is a candidate page's fields (see Field), each tokenized with
+// Tokenize.
 type Doc struct {
-	Title, Tags, Headings, Body []string
+	Title, Tags, Headings, Body, Aliases, Summary, Meta []string
+}
+
+// Fields are d's fields in Field order.
+func (d Doc) Fields() [NumFields][]string {
+	return [NumFields][]string{d.Title, d.Tags, d.Headings, d.Body, d.Aliases, d.Summary, d.Meta}
 }
 
 // Stats describe the searched corpus: the number of documents and the
 // average number of tokens in each field.
 type Stats struct {
-	Docs                                    int
-	AvgTitle, AvgTags, AvgHeadings, AvgBody float64
+	Docs int
+	Avg  [NumFields]float64
 }
 
-// BM25F parameters. A word in the title says more about a page than the
-// same word in passing in the body, hence the weights.
+// BM25F parameters; the fields' weights are in fieldTable.
 const (
 	k1 = 1.2
 	b  = 0.75
 )
-
-var fieldWeights = [4]float64{3, 2, 2, 1} // title, tags, headings, body
 
 // proximity weighs a term's occurrences near the query's other words
 // against its occurrences anywhere (whose most is k1+1); minIDF is the
@@ -58,7 +61,7 @@ const (
 // Terms and fields are summed in a fixed order, so the same inputs always
 // give the same float.
 func Match(q Query, d Doc, st Stats, df func(Term) int) (score float64, ok bool) {
-	fields := [4][]string{d.Title, d.Tags, d.Headings, d.Body}
+	fields := d.Fields()
 	var c counts
 	for f, toks := range fields {
 		var last [MaxTerms]int
@@ -71,13 +74,16 @@ func Match(q Query, d Doc, st Stats, df func(Term) int) (score float64, ok bool)
 		if t.Phrase != nil {
 			found[i] = slices.ContainsFunc(fields[:], func(toks []string) bool { return hasPhrase(toks, t.Phrase) })
 		} else {
-			found[i] = c.n[i] != [4]int{}
+			found[i] = c.n[i] != [NumFields]int{}
 		}
 	}
 	if !matches(q, found[:len(q.Terms)]) {
 		return 0, false
 	}
-	s := scorer{lens: [4]int{len(d.Title), len(d.Tags), len(d.Headings), len(d.Body)}, st: st, df: df}
+	s := scorer{st: st, df: df}
+	for f, toks := range fields {
+		s.lens[f] = len(toks)
+	}
 	for i, t := range q.Terms {
 		switch {
 		case t.Excluded:
@@ -85,7 +91,7 @@ func Match(q Query, d Doc, st Stats, df func(Term) int) (score float64, ok bool)
 			for j, tok := range t.Phrase {
 				if !slices.Contains(t.Phrase[:j], tok) {
 					w := Term{Text: tok}
-					score += s.score(w, countFields(fields, w), [4]int{})
+					score += s.score(w, countFields(fields, w), [NumFields]int{})
 				}
 			}
 		default:
@@ -98,7 +104,7 @@ func Match(q Query, d Doc, st Stats, df func(Term) int) (score float64, ok bool)
 // counts are how often each term of a query occurs in each field, and how
 // often near another of its words.
 type counts struct {
-	n, near [MaxTerms][4]int
+	n, near [MaxTerms][NumFields]int
 }
 
 // countToken counts tok, the token at pos in field f, for the word and
@@ -139,12 +145,12 @@ func countToken[T string | []byte](terms []Term, tok T, f, pos int, last *[MaxTe
 	}
 }
 
-// Fields are a candidate's field texts (title, tags joined by spaces,
-// headings, body) with the number of tokens Tokenize finds in each, as
-// stored when the page was written.
+// Fields are a candidate's field texts, in Field order (tags joined by
+// spaces), with the number of tokens Tokenize finds in each, as stored when
+// the page was written.
 type Fields struct {
-	Text [4]string
-	Lens [4]int
+	Text [NumFields]string
+	Lens [NumFields]int
 }
 
 // MatchWords is Match for a query of words and prefixes only, with no phrase
@@ -164,7 +170,7 @@ func MatchWords(q Query, d Fields, st Stats, df func(Term) int) (score float64, 
 	}
 	var found [MaxTerms]bool
 	for i := range terms {
-		found[i] = c.n[i] != [4]int{}
+		found[i] = c.n[i] != [NumFields]int{}
 	}
 	if !matches(q, found[:len(terms)]) {
 		return 0, false
@@ -202,14 +208,14 @@ func matches(q Query, found []bool) bool {
 }
 
 type scorer struct {
-	lens [4]int // tokens in each field
+	lens [NumFields]int // tokens in each field
 	st   Stats
 	df   func(Term) int
 }
 
 // score is the BM25F score of a word or prefix term occurring counts times
 // in each field, near times next to another of the query's words.
-func (s scorer) score(t Term, counts, near [4]int) float64 {
+func (s scorer) score(t Term, counts, near [NumFields]int) float64 {
 	tf, nf := frequencies(s.st, s.lens, counts, near)
 	if tf == 0 {
 		return 0
@@ -228,8 +234,8 @@ func weigh(idf, tf, nf float64) float64 {
 // are lens tokens long, occurring counts times in each field, near times next
 // to another of the query's words, each field's count divided by
 // 1 − b + b·length/average.
-func frequencies(st Stats, lens, counts, near [4]int) (tf, nf float64) {
-	avg := [4]float64{st.AvgTitle, st.AvgTags, st.AvgHeadings, st.AvgBody}
+func frequencies(st Stats, lens, counts, near [NumFields]int) (tf, nf float64) {
+	avg := &st.Avg
 	for f, n := range counts {
 		if n == 0 {
 			continue
@@ -263,8 +269,8 @@ func MaxScore(df, docs int) float64 {
 	return idf(df, docs) * (k1 + 1 + proximity)
 }
 
-func countFields(fields [4][]string, t Term) [4]int {
-	var c [4]int
+func countFields(fields [NumFields][]string, t Term) [NumFields]int {
+	var c [NumFields]int
 	if t.Text == "" {
 		return c
 	}

@@ -14,8 +14,8 @@ import (
 //
 // A posting is encoded as:
 //
-//	flags   byte: bit f (0–3) set when field f (title, tags, headings, body)
-//	        holds the stem; bit 4 when the page is public
+//	flags   byte: bit f (0–6) set when field f (see Field) holds the stem;
+//	        bit 7 when the page is public
 //	then, for each field holding it: uvarint count, uvarint field length
 //	then, for each field holding it: its positions, the first as is and
 //	        each next as the gap from the one before (count uvarints)
@@ -23,14 +23,14 @@ import (
 // The counts and lengths come first so that ranking can bound a page's
 // score before it decodes any position.
 const (
-	postingFields = 4
+	postingFields = int(NumFields)
 	flagPublic    = 1 << postingFields
 )
 
 // PagePostings returns the distinct stems of a page whose fields tokenize to
 // d, sorted, and the posting of each.
 func PagePostings(d Doc, public bool) (stems []string, postings [][]byte) {
-	fields := [postingFields][]string{d.Title, d.Tags, d.Headings, d.Body}
+	fields := d.Fields()
 	type occurrence struct {
 		stem       string
 		field, pos uint32

@@ -242,7 +242,7 @@ func (t *normTable) get(f, l int) float64 {
 }
 
 func (t *normTable) compute(f, l int) float64 {
-	avg := [4]float64{t.st.AvgTitle, t.st.AvgTags, t.st.AvgHeadings, t.st.AvgBody}[f]
+	avg := t.st.Avg[f]
 	if avg <= 0 {
 		return 1
 	}

@@ -39,29 +39,31 @@ func TestRankPostingsEqualsMatchWords(t *testing.T) {
 	}
 	type page struct {
 		id     int64
-		fields [4]string
+		fields [NumFields]string
 		public bool
 	}
 	var docs []page
 	var st Stats
 	for i := range 300 {
 		p := page{id: int64(3*i + 1), public: i%3 == 0}
-		p.fields = [4]string{text(r.IntN(4)), text(r.IntN(3)), text(r.IntN(6)), text(r.IntN(40))}
+		// Title, tags, headings, body, aliases, summary, other frontmatter.
+		p.fields = [NumFields]string{text(r.IntN(4)), text(r.IntN(3)), text(r.IntN(6)), text(r.IntN(40)), text(r.IntN(3)), text(r.IntN(8)), text(r.IntN(5))}
 		docs = append(docs, p)
 		st.Docs++
-		st.AvgTitle += float64(len(Tokenize(p.fields[0])))
-		st.AvgTags += float64(len(Tokenize(p.fields[1])))
-		st.AvgHeadings += float64(len(Tokenize(p.fields[2])))
-		st.AvgBody += float64(len(Tokenize(p.fields[3])))
+		for f, x := range p.fields {
+			st.Avg[f] += float64(len(Tokenize(x)))
+		}
 	}
-	st.AvgTitle /= float64(st.Docs)
-	st.AvgTags /= float64(st.Docs)
-	st.AvgHeadings /= float64(st.Docs)
-	st.AvgBody /= float64(st.Docs)
+	for f := range st.Avg {
+		st.Avg[f] /= float64(st.Docs)
+	}
 	// The index: each stem's postings in page order.
 	index := map[string]*sliceCursor{}
 	for _, p := range docs {
-		d := Doc{Tokenize(p.fields[0]), Tokenize(p.fields[1]), Tokenize(p.fields[2]), Tokenize(p.fields[3])}
+		var d Doc
+		for f, dst := range []*[]string{&d.Title, &d.Tags, &d.Headings, &d.Body, &d.Aliases, &d.Summary, &d.Meta} {
+			*dst = Tokenize(p.fields[f])
+		}
 		stems, bodies := PagePostings(d, p.public)
 		for i, s := range stems {
 			c := index[s]
