@@ -61,12 +61,27 @@ const (
 // Terms and fields are summed in a fixed order, so the same inputs always
 // give the same float.
 func Match(q Query, d Doc, st Stats, df func(Term) int) (score float64, ok bool) {
+	return match(q, d, st, df, nil)
+}
+
+// match is Match; when ex is not nil, it also says there what each term
+// adds.
+func match(q Query, d Doc, st Stats, df func(Term) int, ex *Explanation) (score float64, ok bool) {
 	fields := d.Fields()
+	forms := slices.ContainsFunc(q.Terms, func(t Term) bool { return t.Forms != nil })
 	var c counts
+	var seen [MaxTerms][]bool // for ex: which forms of each term occur
 	for f, toks := range fields {
 		var last [MaxTerms]int
 		for pos, tok := range toks {
-			countToken(q.Terms, tok, f, pos, &last, &c)
+			if len(tok) == 0 {
+				continue
+			}
+			hit := tokenHits(q.Terms, tok)
+			if forms {
+				hit |= formHits(q.Terms, toks, pos, ex != nil, &seen)
+			}
+			countHits(q.Terms, hit, f, pos, &last, &c)
 		}
 	}
 	var found [MaxTerms]bool
@@ -91,12 +106,20 @@ func Match(q Query, d Doc, st Stats, df func(Term) int) (score float64, ok bool)
 			for j, tok := range t.Phrase {
 				if !slices.Contains(t.Phrase[:j], tok) {
 					w := Term{Text: tok}
-					score += s.score(w, countFields(fields, w), [NumFields]int{})
+					n := countFields(fields, w)
+					x := s.score(w, n, [NumFields]int{})
+					score += x
+					ex.add(w, s, n, [NumFields]int{}, nil, x)
 				}
 			}
 		default:
-			score += s.score(t, c.n[i], c.near[i])
+			x := s.score(t, c.n[i], c.near[i])
+			score += x
+			ex.add(t, s, c.n[i], c.near[i], seen[i], x)
 		}
+	}
+	if ex != nil {
+		ex.Score = score
 	}
 	return score, true
 }
@@ -114,21 +137,70 @@ func countToken[T string | []byte](terms []Term, tok T, f, pos int, last *[MaxTe
 	if len(tok) == 0 {
 		return
 	}
-	var hit uint32
+	countHits(terms, tokenHits(terms, tok), f, pos, last, c)
+}
+
+// tokenHits are the word and prefix terms tok matches, as bits; terms of
+// Forms are formHits'.
+func tokenHits[T string | []byte](terms []Term, tok T) (hit uint32) {
 	for i, t := range terms {
-		if t.Phrase != nil || t.Text == "" || len(tok) < len(t.Text) || tok[0] != t.Text[0] {
+		if t.Phrase != nil || t.Forms != nil || t.Text == "" || len(tok) < len(t.Text) || tok[0] != t.Text[0] {
 			continue
 		}
 		if t.Prefix && string(tok[:len(t.Text)]) == t.Text || !t.Prefix && stemIs(tok, t.Text) {
 			hit |= 1 << i
-			c.n[i][f]++
 		}
 	}
+	return hit
+}
+
+// formHits are the terms of Forms that a form starting at toks[pos]
+// matches, as bits; when record is set, seen marks the forms that do.
+func formHits(terms []Term, toks []string, pos int, record bool, seen *[MaxTerms][]bool) (hit uint32) {
+	for i, t := range terms {
+		for k, fm := range t.Forms {
+			if !formAt(toks, pos, fm.Stems) {
+				continue
+			}
+			hit |= 1 << i
+			if !record {
+				break
+			}
+			if seen[i] == nil {
+				seen[i] = make([]bool, len(t.Forms))
+			}
+			seen[i][k] = true
+		}
+	}
+	return hit
+}
+
+// formAt reports whether the tokens from toks[pos] have stems.
+func formAt(toks []string, pos int, stems []string) bool {
+	if len(stems) == 0 || pos+len(stems) > len(toks) {
+		return false
+	}
+	for k, s := range stems {
+		if !stemIs(toks[pos+k], s) {
+			return false
+		}
+	}
+	return true
+}
+
+// countHits counts an occurrence at pos in field f of the terms of hit, and
+// of those among them that follow another of the query's words within two
+// tokens (one that does not occur at pos too).
+func countHits(terms []Term, hit uint32, f, pos int, last *[MaxTerms]int, c *counts) {
 	if hit == 0 {
 		return
 	}
 	for i, t := range terms {
-		if hit&(1<<i) == 0 || t.Excluded {
+		if hit&(1<<i) == 0 {
+			continue
+		}
+		c.n[i][f]++
+		if t.Excluded {
 			continue
 		}
 		for j, u := range terms {

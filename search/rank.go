@@ -201,10 +201,11 @@ func nearness(held uint32, heads []posting, inField *[postingFields]int, fieldPo
 		}
 		slices.SortFunc(es, func(x, y entry) int { return cmp.Compare(x.pos, y.pos) })
 		for j, e := range es {
-			// Positions are distinct (a token has one stem), so another word
-			// one or two tokens before is among the two entries before.
-			for back := 1; back <= 2 && back <= j; back++ {
-				if d := es[j-back]; d.term != e.term && d.pos+2 >= e.pos {
+			// Another word one or two tokens before, which does not stand at
+			// e's place too (a phrase of synonyms starts where a word of the
+			// question may be).
+			for k := j - 1; k >= 0 && es[k].pos+2 >= e.pos; k-- {
+				if d := es[k]; d.term != e.term && d.pos != e.pos && !heldAt(es, j, d.term) {
 					nears[e.term][f]++
 					break
 				}
@@ -212,6 +213,19 @@ func nearness(held uint32, heads []posting, inField *[postingFields]int, fieldPo
 		}
 	}
 	return true
+}
+
+// heldAt reports whether term has an entry at the place of es[j]: entries
+// of one place are next to one another.
+func heldAt(es []entry, j int, term int) bool {
+	for _, step := range [2]int{-1, 1} {
+		for k := j + step; k >= 0 && k < len(es) && es[k].pos == es[j].pos; k += step {
+			if es[k].term == term {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // normTable holds 1/(1 − b + b·length/average) for the field lengths met so

@@ -782,3 +782,15 @@ func (tx *Tx) ChildFolders(ctx context.Context, ws int64, parent, after string, 
 		return f, err
 	}, q+" ORDER BY path_key LIMIT ?", ws, parent, after, limit)
 }
+
+// PageStamp returns the row ID, revision and access of the page at path
+// (any case) in workspace ws, or not_found: what a cache of something
+// derived from the page checks it against, without reading the page.
+func (tx *Tx) PageStamp(ctx context.Context, ws int64, path string) (id, revision int64, access atrium.Access, err error) {
+	var a string
+	err = tx.queryRow(ctx, "SELECT id, revision, access FROM pages WHERE workspace_id = ? AND path_key = ?", ws, PathKey(path)).Scan(&id, &revision, &a)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, "", atrium.Errorf(atrium.ENotFound, "Page not found at path: %s", path)
+	}
+	return id, revision, atrium.Access(a), err
+}
