@@ -10,7 +10,9 @@ import (
 // A Cursor walks one term's postings (see PagePostings) in page order.
 type Cursor interface {
 	// Next returns the next page holding the term and its posting; ok is
-	// false past the last.
+	// false past the last. The posting stays as it is until Next has been
+	// called twice more: a cursor may build postings in turns in a few
+	// buffers.
 	Next() (page int64, body []byte, ok bool)
 }
 
@@ -92,6 +94,10 @@ func RankPostings(q Query, p Postings, st Stats, k int) (top []Ranked, total int
 			page, more = c.page, true
 		}
 	}
+	builders := make([]postingBuilder, n) // lists that build a page's posting when it is read
+	for i, l := range p.Lists {
+		builders[i], _ = l.(postingBuilder)
+	}
 	norms := newNormTable(st)
 	best := &ranks{k: k}
 	heads := make([]posting, n)
@@ -138,6 +144,9 @@ func RankPostings(q Query, p Postings, st Stats, k int) (top []Ranked, total int
 		var lens, inField [postingFields]int
 		for h := held; h != 0; h &= h - 1 {
 			i := bits.TrailingZeros32(h)
+			if builders[i] != nil {
+				bodies[i] = builders[i].posting(page)
+			}
 			if !decodeHead(bodies[i], &heads[i]) {
 				held &^= 1 << i
 				continue

@@ -38,7 +38,40 @@ type unionCursor struct {
 	forms   []Cursor
 	heads   []cursorHead
 	started bool
-	bodies  [][]byte
+	// The postings of the forms on the last two pages Next returned, which
+	// posting merges when ranking reads the page: most pages are passed
+	// over on the words they hold alone.
+	last [2]struct {
+		page   int64
+		bodies [][]byte
+	}
+	turn int
+	out  postingBuffers
+}
+
+// A postingBuilder is a cursor that puts off building a page's posting
+// until ranking reads it: Next returns the posting of one form (its flags
+// hold for the whole), and posting the whole, for one of the last two pages
+// Next returned.
+type postingBuilder interface {
+	posting(page int64) []byte
+}
+
+// postingBuffers build the postings a cursor returns, in turns in three
+// buffers (see Cursor: a union passes a phrase's posting on, which its
+// reader uses after the union's next call), from positions gathered in pos.
+type postingBuffers struct {
+	buf  [3][]byte
+	turn int
+	pos  [postingFields][]uint32
+	dec  [postingFields][]uint32
+}
+
+// encode writes the posting of pos into the next buffer.
+func (b *postingBuffers) encode(public bool, lens *[postingFields]int) []byte {
+	b.turn = (b.turn + 1) % len(b.buf)
+	b.buf[b.turn] = encodePosting(b.buf[b.turn][:0], public, lens, &b.pos)
+	return b.buf[b.turn]
 }
 
 func (u *unionCursor) Next() (int64, []byte, bool) {
@@ -57,49 +90,61 @@ func (u *unionCursor) Next() (int64, []byte, bool) {
 	if !any {
 		return 0, nil, false
 	}
-	u.bodies = u.bodies[:0]
+	u.turn ^= 1
+	l := &u.last[u.turn]
+	l.page, l.bodies = page, l.bodies[:0]
 	for i := range u.heads {
 		if h := &u.heads[i]; h.ok && h.page == page {
-			u.bodies = append(u.bodies, h.body)
+			l.bodies = append(l.bodies, h.body)
 			h.next(u.forms[i])
 		}
 	}
-	if len(u.bodies) == 1 {
-		return page, u.bodies[0], true
-	}
-	return page, mergeBodies(u.bodies), true
+	return page, l.bodies[0], true
 }
 
-// mergeBodies is one posting holding the occurrences of every posting of
-// bodies, all of one page.
-func mergeBodies(bodies [][]byte) []byte {
+func (u *unionCursor) posting(page int64) []byte {
+	for _, l := range u.last {
+		if l.page == page && len(l.bodies) > 0 {
+			if len(l.bodies) == 1 {
+				return l.bodies[0]
+			}
+			return u.merge(l.bodies)
+		}
+	}
+	return nil
+}
+
+// merge is one posting holding the occurrences of every posting of bodies,
+// all of one page.
+func (u *unionCursor) merge(bodies [][]byte) []byte {
 	var (
 		lens   [postingFields]int
-		pos    [postingFields][]uint32
 		public bool
 	)
-	for _, b := range bodies {
+	b := &u.out
+	for f := range b.pos {
+		b.pos[f] = b.pos[f][:0]
+	}
+	for _, body := range bodies {
 		var p posting
-		if !decodeHead(b, &p) {
+		if !decodeHead(body, &p) || !p.positions(&b.dec) {
 			continue
 		}
 		public = p.public
-		all, ok := p.positions()
-		if !ok {
-			continue
-		}
-		for f, ps := range all {
+		for f, ps := range b.dec {
 			if len(ps) > 0 {
 				lens[f] = p.lens[f]
-				pos[f] = append(pos[f], ps...)
+				b.pos[f] = append(b.pos[f], ps...)
 			}
 		}
 	}
-	for f := range pos {
-		slices.Sort(pos[f])
-		pos[f] = slices.Compact(pos[f])
+	for f := range b.pos {
+		if !slices.IsSorted(b.pos[f]) {
+			slices.Sort(b.pos[f])
+		}
+		b.pos[f] = slices.Compact(b.pos[f])
 	}
-	return encodePosting(public, lens, pos)
+	return b.encode(public, &lens)
 }
 
 // phraseCursor is a cursor over the pages where its stems stand one after
@@ -108,6 +153,8 @@ type phraseCursor struct {
 	stems   []Cursor
 	heads   []cursorHead
 	started bool
+	all     [][postingFields][]uint32 // each stem's positions on the page
+	out     postingBuffers
 }
 
 func (c *phraseCursor) Next() (int64, []byte, bool) {
@@ -153,31 +200,41 @@ func (c *phraseCursor) Next() (int64, []byte, bool) {
 // at is the posting of the phrase on the page every head is at, or nil
 // when its stems never stand in a row there.
 func (c *phraseCursor) at() []byte {
-	all := make([][postingFields][]uint32, len(c.heads))
+	if c.all == nil {
+		c.all = make([][postingFields][]uint32, len(c.heads))
+	}
 	var first posting
+	inAll := byte(1<<postingFields - 1) // the fields holding every stem
 	for i, h := range c.heads {
 		var p posting
 		if !decodeHead(h.body, &p) {
 			return nil
 		}
-		var ok bool
-		if all[i], ok = p.positions(); !ok {
-			return nil
-		}
+		inAll &= h.body[0]
 		if i == 0 {
 			first = p
 		}
+		if inAll == 0 {
+			return nil
+		}
+		if !p.positions(&c.all[i]) {
+			return nil
+		}
 	}
-	var pos [postingFields][]uint32
+	b := &c.out
 	found := false
 	for f := range postingFields {
-		for _, p := range all[0][f] {
+		b.pos[f] = b.pos[f][:0]
+		if inAll&(1<<f) == 0 {
+			continue
+		}
+		for _, p := range c.all[0][f] {
 			in := true
-			for k := 1; k < len(all) && in; k++ {
-				_, in = slices.BinarySearch(all[k][f], p+uint32(k))
+			for k := 1; k < len(c.all) && in; k++ {
+				_, in = slices.BinarySearch(c.all[k][f], p+uint32(k))
 			}
 			if in {
-				pos[f] = append(pos[f], p)
+				b.pos[f] = append(b.pos[f], p)
 				found = true
 			}
 		}
@@ -185,59 +242,57 @@ func (c *phraseCursor) at() []byte {
 	if !found {
 		return nil
 	}
-	return encodePosting(first.public, first.lens, pos)
+	return b.encode(first.public, &first.lens)
 }
 
-// positions decodes every position of the posting, by field.
-func (p *posting) positions() (out [postingFields][]uint32, ok bool) {
+// positions decodes every position of the posting into out, by field.
+func (p *posting) positions(out *[postingFields][]uint32) bool {
 	b := p.pos
 	for f, c := range p.counts {
-		if c == 0 {
-			continue
-		}
-		out[f] = make([]uint32, c)
+		out[f] = out[f][:0]
 		last := uint64(0)
 		for j := range c {
 			v, n := uvarint(b)
 			if n <= 0 {
-				return out, false
+				return false
 			}
 			b = b[n:]
 			if j > 0 {
 				v += last
 			}
 			last = v
-			out[f][j] = uint32(v)
+			out[f] = append(out[f], uint32(v))
 		}
 	}
-	return out, true
+	return true
 }
 
-// encodePosting writes a posting (see PagePostings) of the occurrences pos,
-// sorted, in fields lens long.
-func encodePosting(public bool, lens [postingFields]int, pos [postingFields][]uint32) []byte {
+// encodePosting appends to dst a posting (see PagePostings) of the
+// occurrences pos, sorted, in fields lens long.
+func encodePosting(dst []byte, public bool, lens *[postingFields]int, pos *[postingFields][]uint32) []byte {
 	var flags byte
 	if public {
 		flags |= flagPublic
 	}
-	buf := []byte{0}
+	at := len(dst)
+	dst = append(dst, 0)
 	for f, ps := range pos {
 		if len(ps) > 0 {
 			flags |= 1 << f
-			buf = binary.AppendUvarint(buf, uint64(len(ps)))
-			buf = binary.AppendUvarint(buf, uint64(lens[f]))
+			dst = binary.AppendUvarint(dst, uint64(len(ps)))
+			dst = binary.AppendUvarint(dst, uint64(lens[f]))
 		}
 	}
-	buf[0] = flags
+	dst[at] = flags
 	for _, ps := range pos {
 		for k, p := range ps {
 			if k > 0 {
 				p -= ps[k-1]
 			}
-			buf = binary.AppendUvarint(buf, uint64(p))
+			dst = binary.AppendUvarint(dst, uint64(p))
 		}
 	}
-	return buf
+	return dst
 }
 
 // ListStems are the stems whose postings lists TermCursor takes for t, in
