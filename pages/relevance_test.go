@@ -63,6 +63,9 @@ type relevanceSet struct {
 	corpus func(b *testing.B, skip func(string, ...any)) string
 }
 
+// A set may have a synonyms page (testdata/relevance/<name>-synonyms.md):
+// the benchmark then also scores the set with it as the workspace's
+// Settings/Synonyms.md, and reports both.
 var relevanceSets = []relevanceSet{
 	{"traefik", "testdata/relevance/traefik-v3.7.13.tsv", traefikCorpus},
 	{"mkdocs-material", "testdata/relevance/mkdocs-material.tsv", func(b *testing.B, skip func(string, ...any)) string {
@@ -132,9 +135,44 @@ func benchRelevance(b *testing.B, set relevanceSet) {
 	for i, q := range qs {
 		apart[i] = !sharesTitleWord(q, titles)
 	}
-	var success, rr, apartN, apartSuccess, apartRR float64
-	var misses []string
-	for b.Loop() {
+	score := func(label string, loop func() bool) {
+		success, rr, apartN, apartSuccess, apartRR, misses := scoreRelevance(b, v, qs, apart, loop)
+		if testing.Verbose() {
+			// b.Log would cut the list after ten lines.
+			for _, m := range misses {
+				fmt.Fprintln(os.Stderr, "miss", label, m)
+			}
+		}
+		success /= float64(len(qs))
+		rr /= float64(len(qs))
+		if apartN > 0 {
+			apartSuccess /= apartN
+			apartRR /= apartN
+		}
+		b.Logf("RELEVANCE %s: pages=%d digest=%s questions=%d success@5=%.3f MRR=%.3f; sharing no title word with an answer: %d, success@5=%.3f MRR=%.3f",
+			label, n, hex.EncodeToString(digest.Sum(nil))[:12], len(qs), success, rr, int(apartN), apartSuccess, apartRR)
+		if label == set.name {
+			b.ReportMetric(success, "success@5")
+			b.ReportMetric(rr, "MRR")
+			b.ReportMetric(apartRR, "MRR-no-title-word")
+		}
+	}
+	score(set.name, b.Loop)
+	syn, err := os.ReadFile(strings.TrimSuffix(set.qrels, ".tsv") + "-synonyms.md")
+	if err == nil {
+		if _, err := v.svc.WritePage(v.ctx, pages.WriteRequest{Path: pages.SynonymsPath, Content: string(syn), Overwrite: true}); err != nil {
+			b.Fatal(err)
+		}
+		once := true
+		score(set.name+"+synonyms", func() bool { once = !once; return !once })
+	}
+}
+
+// scoreRelevance asks every question of qs while loop says so, and sums
+// the successes and reciprocal ranks of the last round, overall and of the
+// questions apart.
+func scoreRelevance(b *testing.B, v *env, qs []qrel, apart []bool, loop func() bool) (success, rr, apartN, apartSuccess, apartRR float64, misses []string) {
+	for loop() {
 		success, rr, apartN, apartSuccess, apartRR, misses = 0, 0, 0, 0, 0, nil
 		for i, q := range qs {
 			res, err := v.svc.Search(v.ctx, pages.SearchRequest{Query: q.question, Limit: 20})
@@ -171,23 +209,7 @@ func benchRelevance(b *testing.B, set relevanceSet) {
 			misses = append(misses, fmt.Sprintf("%q: first answer at rank %d; top: %s", q.question, rank, strings.Join(top, ", ")))
 		}
 	}
-	if testing.Verbose() {
-		// b.Log would cut the list after ten lines.
-		for _, m := range misses {
-			fmt.Fprintln(os.Stderr, "miss", set.name, m)
-		}
-	}
-	success /= float64(len(qs))
-	rr /= float64(len(qs))
-	if apartN > 0 {
-		apartSuccess /= apartN
-		apartRR /= apartN
-	}
-	b.Logf("RELEVANCE %s: pages=%d digest=%s questions=%d success@5=%.3f MRR=%.3f; sharing no title word with an answer: %d, success@5=%.3f MRR=%.3f",
-		set.name, n, hex.EncodeToString(digest.Sum(nil))[:12], len(qs), success, rr, int(apartN), apartSuccess, apartRR)
-	b.ReportMetric(success, "success@5")
-	b.ReportMetric(rr, "MRR")
-	b.ReportMetric(apartRR, "MRR-no-title-word")
+	return success, rr, apartN, apartSuccess, apartRR, misses
 }
 
 // sharesTitleWord reports whether a word of q's question (stop words left

@@ -148,12 +148,15 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, er
 	var scoring scorer // what explains a hit's score
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		if search.RanksFromPostings(q) {
-			syn, err := s.syns.synonyms(ctx, tx, a.Workspace.ID, member)
+			syn, synPage, err := s.syns.synonyms(ctx, tx, a.Workspace.ID, member)
 			if err != nil {
 				return err
 			}
 			q = syn.Expand(q, r.Query)
-			scoring, err = rankPostings(ctx, tx, a.Workspace.ID, q, filter, top, &res)
+			if !slices.ContainsFunc(q.Terms, func(t search.Term) bool { return t.Forms != nil }) {
+				synPage = 0 // not widened: the page is a page like any
+			}
+			scoring, err = rankPostings(ctx, tx, a.Workspace.ID, q, synPage, filter, top, &res)
 			return err
 		}
 		rk, err := newRanking(ctx, tx, a.Workspace.ID, q, &s.dfs)
@@ -588,9 +591,9 @@ func (rk *ranking) rankByTerm(ctx context.Context, words []search.Term, f store.
 }
 
 // rankPostings ranks a query of words from their postings lists
-// (search.RankPostings): exact, and without reading a page. It returns what
-// scored the hits.
-func rankPostings(ctx context.Context, tx *store.Tx, ws int64, q search.Query, f store.CandidateFilter, top *topK, res *SearchResult) (scorer, error) {
+// (search.RankPostings): exact, and without reading a page. Page skip (0:
+// none) is no result. It returns what scored the hits.
+func rankPostings(ctx context.Context, tx *store.Tx, ws int64, q search.Query, skip int64, f store.CandidateFilter, top *topK, res *SearchResult) (scorer, error) {
 	st, err := tx.SearchStats(ctx, ws)
 	if err != nil {
 		return scorer{}, err
@@ -629,7 +632,7 @@ func rankPostings(ctx context.Context, tx *store.Tx, ws int64, q search.Query, f
 	}
 	member := f.IncludePrivate
 	p.Keep = func(page int64, public bool) bool {
-		if !public && !member {
+		if !public && !member || page == skip {
 			return false
 		}
 		if allowed == nil {

@@ -15,7 +15,8 @@ import (
 // undelete"; see search.ParseSynonyms). People and agents write and review
 // it like any page; searches widen a question's words with it from its next
 // revision on. It applies to those who may read it: when it is private,
-// anonymous readers search without it.
+// anonymous readers search without it. It is no answer to the questions it
+// widens, which it holds every word of.
 const SynonymsPath = "Settings/Synonyms.md"
 
 // synCache keeps each workspace's parsed synonyms with the revision of the
@@ -32,24 +33,25 @@ type synEntry struct {
 }
 
 // synonyms returns the synonyms of workspace ws for a reader who may see
-// private pages (member) or not; nil when there are none.
-func (c *synCache) synonyms(ctx context.Context, tx *store.Tx, ws int64, member bool) (*search.Synonyms, error) {
+// private pages (member) or not, and the page they come from; nil when
+// there are none.
+func (c *synCache) synonyms(ctx context.Context, tx *store.Tx, ws int64, member bool) (*search.Synonyms, int64, error) {
 	id, rev, access, err := tx.PageStamp(ctx, ws, SynonymsPath)
 	if atrium.ErrorCode(err) == atrium.ENotFound || err == nil && !member && access != atrium.AccessPublic {
-		return nil, nil
+		return nil, 0, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	c.mu.Lock()
 	e, ok := c.wss[ws]
 	c.mu.Unlock()
 	if ok && e.page == id && e.revision == rev {
-		return e.syn, nil
+		return e.syn, id, nil
 	}
 	p, err := tx.PageByID(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	_, body, _ := markdown.Split(p.Content)
 	e = synEntry{page: id, revision: p.Revision, syn: search.ParseSynonyms(body)}
@@ -59,5 +61,5 @@ func (c *synCache) synonyms(ctx context.Context, tx *store.Tx, ws int64, member 
 	}
 	c.wss[ws] = e
 	c.mu.Unlock()
-	return e.syn, nil
+	return e.syn, id, nil
 }
