@@ -95,13 +95,14 @@ type Signal struct {
 	Score float64 `json:"score"`
 }
 
-// Search ranks the pages that match a natural-language query with BM25 over
-// title, tags, headings and body. Every word counts toward the rank and none is
-// required unless quoted ("exact phrase") or marked (+word); word* is a prefix
-// and -word excludes. Ranking happens here, in Go, from the same inputs on
-// SQLite and PostgreSQL, so both engines answer alike: a query of words from
-// its words' postings lists (rankPostings), one with a prefix or a phrase
-// from its candidates' text.
+// Search ranks the pages that match a natural-language query with BM25F over
+// every field a page declares (search.Field). Every word counts toward the
+// rank and none is required unless quoted ("exact phrase") or marked (+word);
+// word* is a prefix and -word excludes. Ranking happens here, in Go, from the
+// same inputs on SQLite and PostgreSQL, so both engines answer alike: a query
+// of words from its words' postings lists (rankPostings), its plain words
+// widened by the workspace's synonyms (SynonymsPath); one with a prefix or a
+// phrase from its candidates' text.
 func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, error) {
 	a, member, err := reader(ctx)
 	if err != nil {

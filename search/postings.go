@@ -2,6 +2,7 @@ package search
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -102,6 +103,7 @@ func PagePostings(d Doc, public bool) (stems []string, postings [][]byte) {
 // posting is a decoded posting's head: where its positions start in body.
 type posting struct {
 	public bool
+	fields byte // bit f: field f holds the stem
 	counts [postingFields]int
 	lens   [postingFields]int
 	pos    []byte // the positions, still encoded
@@ -116,11 +118,10 @@ func decodeHead(body []byte, p *posting) bool {
 	flags := body[0]
 	p.public = flags&flagPublic != 0
 	p.counts, p.lens = [postingFields]int{}, [postingFields]int{}
+	p.fields = flags &^ flagPublic
 	i := 1
-	for f := range postingFields {
-		if flags&(1<<f) == 0 {
-			continue
-		}
+	for fs := p.fields; fs != 0; fs &= fs - 1 {
+		f := bits.TrailingZeros8(fs)
 		c, n := uvarint(body[i:])
 		if n <= 0 {
 			return false

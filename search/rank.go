@@ -103,6 +103,7 @@ func RankPostings(q Query, p Postings, st Stats, k int) (top []Ranked, total int
 	heads := make([]posting, n)
 	bodies := make([][]byte, n)
 	var fieldPos [postingFields][]entry
+	nears := make([][postingFields]int, n)
 	var after int64
 	for ; more; page = after {
 		var held uint32
@@ -151,11 +152,10 @@ func RankPostings(q Query, p Postings, st Stats, k int) (top []Ranked, total int
 				held &^= 1 << i
 				continue
 			}
-			for f, c := range heads[i].counts {
-				if c > 0 {
-					lens[f] = heads[i].lens[f]
-					inField[f]++
-				}
+			for fs := heads[i].fields; fs != 0; fs &= fs - 1 {
+				f := bits.TrailingZeros8(fs)
+				lens[f] = heads[i].lens[f]
+				inField[f]++
 			}
 		}
 		shared := false
@@ -172,8 +172,8 @@ func RankPostings(q Query, p Postings, st Stats, k int) (top []Ranked, total int
 				continue
 			}
 		}
-		var nears [MaxTerms][postingFields]int
-		if shared && !nearness(held, heads, &inField, &fieldPos, &nears) {
+		clear(nears) // of the query's terms only: a page's clearing adds up
+		if shared && !nearness(held, heads, &inField, &fieldPos, nears) {
 			continue
 		}
 		score := 0.0
@@ -194,7 +194,7 @@ func RankPostings(q Query, p Postings, st Stats, k int) (top []Ranked, total int
 // nearness counts, for each word the page holds, its occurrences one or two
 // tokens after another of the words, in each field that holds two of them
 // or more (inField): what countToken counts from the text.
-func nearness(held uint32, heads []posting, inField *[postingFields]int, fieldPos *[postingFields][]entry, nears *[MaxTerms][postingFields]int) bool {
+func nearness(held uint32, heads []posting, inField *[postingFields]int, fieldPos *[postingFields][]entry, nears [][postingFields]int) bool {
 	for f := range fieldPos {
 		fieldPos[f] = fieldPos[f][:0]
 	}
@@ -278,11 +278,9 @@ func (t *normTable) compute(f, l int) float64 {
 // sets it apart from frequencies' float.
 func (t *normTable) bound(idf float64, h *posting, lens, inField *[postingFields]int) float64 {
 	var tf, nf float64
-	for f, c := range h.counts {
-		if c == 0 {
-			continue
-		}
-		x := fieldWeights[f] * float64(c) * t.get(f, lens[f])
+	for fs := h.fields; fs != 0; fs &= fs - 1 {
+		f := bits.TrailingZeros8(fs)
+		x := fieldWeights[f] * float64(h.counts[f]) * t.get(f, lens[f])
 		tf += x
 		if inField[f] > 1 {
 			nf += x
