@@ -58,9 +58,12 @@ reliability:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...
 
-# Search alone: relevance on a real documentation corpus, fetched by the go
-# command (success@5, MRR, each miss listed), then speed at 100k pages
-# (ATRIUM_BENCH_PAGES to change; the vault is built once in the temp folder).
+# Search alone: relevance on real documentation (success@5, MRR, each miss
+# listed): Traefik's, fetched by the go command (or read from
+# ATRIUM_RELEVANCE_TRAEFIK), and Material for MkDocs', read from
+# ATRIUM_RELEVANCE_MKDOCS (see pages/relevance_test.go); then speed at 100k
+# pages (ATRIUM_BENCH_PAGES to change; the vault is built once in the temp
+# folder).
 bench-search:
 	$(GO) test ./pages -run '^$$' -bench 'Relevance' -benchtime 1x -v
 	$(GO) test ./pages -run '^$$' -bench 'SearchSpeed' -benchtime 50x -timeout 30m
