@@ -58,9 +58,6 @@ reliability:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...
 
-# Search alone: relevance on a real documentation corpus, fetched by the go
-# command (success@5, MRR, each miss listed), then speed at 100k pages
-# (ATRIUM_BENCH_PAGES to change; the vault is built once in the temp folder).
 # The replicas harness, full: three replicas on PostgreSQL behind HAProxy
 # under mixed load, one killed with kill -9 and started again, PostgreSQL
 # restarted (so run it alone: every other test shares that PostgreSQL).
@@ -70,6 +67,12 @@ scale:
 	@ATRIUM_SCALE=full $(GO) test -count=1 -v -timeout 15m -run '^TestScaleReplicasBehindHAProxy$$' ./e2e/ >$(SCALE_LOG) 2>&1; status=$$?; \
 	grep -E '^(---|ok|FAIL)|SCALE|scale_test' $(SCALE_LOG); echo "(the whole log: $(SCALE_LOG))"; exit $$status
 
+# Search alone: relevance on real documentation (success@5, MRR, each miss
+# listed): Traefik's, fetched by the go command (or read from
+# ATRIUM_RELEVANCE_TRAEFIK), and Material for MkDocs', read from
+# ATRIUM_RELEVANCE_MKDOCS (see pages/relevance_test.go); then speed at 100k
+# pages (ATRIUM_BENCH_PAGES to change; the vault is built once in the temp
+# folder).
 bench-search:
 	$(GO) test ./pages -run '^$$' -bench 'Relevance' -benchtime 1x -v
 	$(GO) test ./pages -run '^$$' -bench 'SearchSpeed' -benchtime 50x -timeout 30m

@@ -7,7 +7,7 @@ import (
 	"github.com/atrium-hq/atrium/pages"
 )
 
-// search: GET /api/search?q=…&path=…&tags=a,b&limit=…&cursor=…
+// search: GET /api/search?q=…&path=…&tags=a,b&limit=…&cursor=…&explain=true
 func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	limit, err := intParam(r, "limit")
@@ -23,11 +23,16 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	explain, err := boolParam(r, "explain", false)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
 	query := q.Get("q")
 	if query == "" {
 		query = q.Get("query")
 	}
-	res, err := h.Services.Pages.Search(r.Context(), pages.SearchRequest{Query: query, Path: q.Get("path"), Tags: tags, Limit: int(limit), Cursor: q.Get("cursor")})
+	res, err := h.Services.Pages.Search(r.Context(), pages.SearchRequest{Query: query, Path: q.Get("path"), Tags: tags, Limit: int(limit), Cursor: q.Get("cursor"), Explain: explain})
 	if err != nil {
 		h.fail(w, r, err)
 		return

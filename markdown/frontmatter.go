@@ -73,6 +73,17 @@ type Frontmatter struct {
 	Tags   []string // from a YAML list or a comma-separated string: trimmed, deduplicated, in order
 	Access string   // "public", "private", or "" when unset
 	Keys   []string // every top-level key, in document order
+	// Texts are the top-level keys whose value is text (a string, or a
+	// list holding strings), with their strings, in document order: what
+	// search reads of keys it has no field of its own for. Other values
+	// (numbers, dates, mappings) are left out, never an error.
+	Texts []KeyTexts
+}
+
+// KeyTexts is a frontmatter key and the strings of its value.
+type KeyTexts struct {
+	Key    string
+	Values []string
 }
 
 // Access values.
@@ -92,11 +103,35 @@ func ParseFrontmatter(fm string) (Frontmatter, error) {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k := m.Content[i].Value
 		f.Keys = append(f.Keys, k)
-		if err := f.setField(k, resolve(m.Content[i+1])); err != nil {
+		v := resolve(m.Content[i+1])
+		if err := f.setField(k, v); err != nil {
 			return Frontmatter{}, err
+		}
+		if texts := stringsOf(v); len(texts) > 0 {
+			f.Texts = append(f.Texts, KeyTexts{k, texts})
 		}
 	}
 	return f, nil
+}
+
+// stringsOf is the text of a string value, or the strings of a list.
+func stringsOf(v *yaml.Node) []string {
+	isText := func(n *yaml.Node) bool {
+		return n.Kind == yaml.ScalarNode && n.Tag == "!!str" && strings.TrimSpace(n.Value) != ""
+	}
+	switch {
+	case isText(v):
+		return []string{v.Value}
+	case v.Kind == yaml.SequenceNode:
+		var out []string
+		for _, item := range v.Content {
+			if item = resolve(item); isText(item) {
+				out = append(out, item.Value)
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // setField reads the value of a key Atrium knows into f; other keys are

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/atrium-hq/atrium/markdown"
 )
@@ -92,10 +93,34 @@ func TestParseFrontmatter(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParseFrontmatter(%q): %v", tt.fm, err)
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			// Texts have a test of their own.
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(markdown.Frontmatter{}, "Texts")); diff != "" {
 				t.Errorf("ParseFrontmatter(%q) (-want +got):\n%s", tt.fm, diff)
 			}
 		})
+	}
+}
+
+// Search reads every text value of the frontmatter: strings, and the
+// strings of lists; numbers, dates, booleans, mappings and blank strings are
+// left out without an error.
+func TestParseFrontmatterTexts(t *testing.T) {
+	t.Parallel()
+	fm := "title: Alpha\naliases: [Beta, ' ', 3, Gamma delta]\ndescription: >\n  Folded\n  text\nversion: 2\ndate: 2024-01-02\ndraft: true\nsocial: {cards: false}\nauthors:\n  - ann\n  - [nested]\nnone:\nbase: &b Shared\nagain: *b\n"
+	got, err := markdown.ParseFrontmatter(fm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []markdown.KeyTexts{
+		{Key: "title", Values: []string{"Alpha"}},
+		{Key: "aliases", Values: []string{"Beta", "Gamma delta"}},
+		{Key: "description", Values: []string{"Folded text\n"}},
+		{Key: "authors", Values: []string{"ann"}},
+		{Key: "base", Values: []string{"Shared"}},
+		{Key: "again", Values: []string{"Shared"}},
+	}
+	if diff := cmp.Diff(want, got.Texts); diff != "" {
+		t.Errorf("Texts (-want +got):\n%s", diff)
 	}
 }
 
@@ -245,7 +270,7 @@ func TestSetFrontmatterInPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(markdown.Frontmatter{Title: "Beta", Tags: []string{"x", "y"}, Keys: []string{"title", "reviewers", "tags"}}, f); diff != "" {
+	if diff := cmp.Diff(markdown.Frontmatter{Title: "Beta", Tags: []string{"x", "y"}, Keys: []string{"title", "reviewers", "tags"}}, f, cmpopts.IgnoreFields(markdown.Frontmatter{}, "Texts")); diff != "" {
 		t.Errorf("frontmatter (-want +got):\n%s", diff)
 	}
 }

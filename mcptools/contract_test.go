@@ -68,6 +68,7 @@ func TestResultsMatchListedSchemas(t *testing.T) {
 		{"get_tree", map[string]any{"include_metadata": true}, ""},
 		{"get_tree", nil, ""},
 		{"search_pages", map[string]any{"query": "alpha beta"}, ""},
+		{"search_pages", map[string]any{"query": "alpha beta", "explain": true}, ""},
 		{"search_pages", map[string]any{"query": "nothing-matches-this"}, ""},
 		{"get_page_links", map[string]any{"path": "Alpha.md"}, ""},
 		{"add_attachment", map[string]any{"page_path": "Alpha.md", "file_name": "a.png", "content_base64": "iVBORw0KGgo="}, ""},

@@ -75,12 +75,13 @@ func contentHash(content string) string {
 
 // index derives what the store keeps beside the content of the page at path.
 func (p *parsed) index(path string) store.PageIndex {
-	idx := store.PageIndex{Headings: markdown.HeadingTexts(p.doc)}
-	fields := searchFields(p.title, p.meta.Tags, idx.Headings, p.body)
-	for i, toks := range [][]string{fields.Title, fields.Tags, fields.Headings, fields.Body} {
-		idx.Lens[i] = len(toks)
+	idx := store.PageIndex{Headings: markdown.HeadingTexts(p.doc), Texts: fieldTexts(p.meta)}
+	fields := searchFields(p.title, p.meta.Tags, idx.Headings, p.body, idx.Texts)
+	toks := fields.Fields()
+	for i, t := range toks {
+		idx.Lens[i] = len(t)
 	}
-	idx.Tokens = search.IndexTokens(fields.Title, fields.Tags, fields.Headings, fields.Body)
+	idx.Tokens = search.IndexTokens(toks[:]...)
 	idx.Stems, idx.Postings = search.PagePostings(fields, p.access == atrium.AccessPublic)
 	for _, l := range p.doc.Links {
 		if key, ok := linkKey(path, l); ok {
@@ -90,15 +91,48 @@ func (p *parsed) index(path string) store.PageIndex {
 	return idx
 }
 
-// searchFields are the tokens of a page's four search fields. Indexing and
-// ranking both call it, so that the two always agree.
-func searchFields(title string, tags []string, headings, body string) search.Doc {
-	return search.Doc{
+// The store keeps a length for each field search scores.
+var _ [store.SearchFields]int = [search.NumFields]int{}
+
+// frontmatterFields are the fields the frontmatter's text goes to, after
+// the body: store.PageIndex.Texts holds their texts in this order.
+var frontmatterFields = [...]search.Field{search.FieldAliases, search.FieldSummary, search.FieldMeta}
+
+// fieldTexts are the texts of the frontmatter fields of a page whose
+// frontmatter is meta, values one per line.
+func fieldTexts(meta markdown.Frontmatter) []string {
+	var texts [len(frontmatterFields)][]string
+	for _, kv := range meta.Texts {
+		f, ok := search.FrontmatterField(kv.Key)
+		if !ok {
+			continue
+		}
+		i := int(f - frontmatterFields[0])
+		texts[i] = append(texts[i], kv.Values...)
+	}
+	out := make([]string, len(texts))
+	for i, t := range texts {
+		out[i] = strings.Join(t, "\n")
+	}
+	return out
+}
+
+// searchFields are the tokens of a page's search fields, texts being its
+// frontmatter fields' (fieldTexts). Indexing and ranking both call it, so
+// that the two always agree.
+func searchFields(title string, tags []string, headings, body string, texts []string) search.Doc {
+	d := search.Doc{
 		Title:    search.Tokenize(title),
 		Tags:     search.Tokenize(strings.Join(tags, " ")),
 		Headings: search.Tokenize(headings),
 		Body:     search.Tokenize(body),
 	}
+	for i, dst := range []*[]string{&d.Aliases, &d.Summary, &d.Meta} {
+		if i < len(texts) {
+			*dst = search.Tokenize(texts[i])
+		}
+	}
+	return d
 }
 
 func linkKind(l markdown.Link) atrium.LinkKind {

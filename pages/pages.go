@@ -48,6 +48,7 @@ type Service struct {
 	searches       *gate
 	dfs            dfCache
 	fm             fmCache
+	syns           synCache
 }
 
 // A Change is one page written, moved or deleted, as hooks see it.

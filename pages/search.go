@@ -36,16 +36,19 @@ type SearchRequest struct {
 	Tags   []string // only pages with all these tags
 	Limit  int
 	Cursor string
+	// Explain asks, for every hit, what made its score (Hit.Explanation).
+	Explain bool
 }
 
 // Hit is one search result.
 type Hit struct {
-	Path      string
-	Title     string
-	PageID    string
-	MatchLine int // 1-based line of the page (frontmatter counted), 0 when only the title or tags matched
-	Context   string
-	Score     float64
+	Path        string
+	Title       string
+	PageID      string
+	MatchLine   int // 1-based line of the page (frontmatter counted), 0 when only the title or tags matched
+	Context     string
+	Score       float64
+	Explanation *Explanation // when asked for
 }
 
 // SearchResult is one page of results, best first.
@@ -54,15 +57,52 @@ type SearchResult struct {
 	Total      int
 	NextCursor string
 	Note       string
+	// Query is the query as ranked: its words widened by the workspace's
+	// synonyms. What a results page marks in the hits' context.
+	Query search.Query
 }
 
-// Search ranks the pages that match a natural-language query with BM25 over
-// title, tags, headings and body. Every word counts toward the rank and none is
-// required unless quoted ("exact phrase") or marked (+word); word* is a prefix
-// and -word excludes. Ranking happens here, in Go, from the same inputs on
-// SQLite and PostgreSQL, so both engines answer alike: a query of words from
-// its words' postings lists (rankPostings), one with a prefix or a phrase
-// from its candidates' text.
+// An Explanation says what made a hit's score: each of the query's terms
+// the page holds, in which fields, through which synonyms, and what it
+// added; and the signals the score sums.
+type Explanation struct {
+	Terms   []TermExplanation `json:"terms"`
+	Signals []Signal          `json:"signals" jsonschema:"the parts the score adds up: words (each term's BM25F, fields weighed) and nearness (the query's words standing together)"`
+}
+
+// A TermExplanation is what one term of the query added to a hit's score.
+type TermExplanation struct {
+	Term     string             `json:"term" jsonschema:"the query's word, or the phrase of a synonym group it wrote"`
+	Synonyms []string           `json:"synonyms,omitempty" jsonschema:"the term's synonyms (from the workspace's synonyms page) that the page holds"`
+	Fields   []FieldExplanation `json:"fields" jsonschema:"where the page holds the term"`
+	IDF      float64            `json:"idf" jsonschema:"how rare the term is in the workspace: rarer terms weigh more"`
+	Score    float64            `json:"score" jsonschema:"what the term adds to the score"`
+}
+
+// A FieldExplanation is how often a field of the page holds a term, and how
+// often right after another of the query's words.
+type FieldExplanation struct {
+	Field  string  `json:"field" jsonschema:"title, tags, headings, body, aliases, summary (description, summary, excerpt) or frontmatter (its other text)"`
+	Weight float64 `json:"weight" jsonschema:"the field's weight"`
+	Count  int     `json:"count" jsonschema:"how often the field holds the term"`
+	Near   int     `json:"near,omitempty" jsonschema:"how often right after another of the query's words"`
+}
+
+// A Signal is one part of a score: "words" (each term's BM25F, fields
+// weighed) and "nearness" (the query's words standing together).
+type Signal struct {
+	Name  string  `json:"name"`
+	Score float64 `json:"score"`
+}
+
+// Search ranks the pages that match a natural-language query with BM25F over
+// every field a page declares (search.Field). Every word counts toward the
+// rank and none is required unless quoted ("exact phrase") or marked (+word);
+// word* is a prefix and -word excludes. Ranking happens here, in Go, from the
+// same inputs on SQLite and PostgreSQL, so both engines answer alike: a query
+// of words from its words' postings lists (rankPostings), its plain words
+// widened by the workspace's synonyms (SynonymsPath); one with a prefix or a
+// phrase from its candidates' text.
 func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, error) {
 	a, member, err := reader(ctx)
 	if err != nil {
@@ -106,14 +146,25 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, er
 	defer release()
 	top := newTopK(offset + limit)
 	var res SearchResult
+	var scoring scorer // what explains a hit's score
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		if search.RanksFromPostings(q) {
-			return rankPostings(ctx, tx, a.Workspace.ID, q, filter, top, &res)
+			syn, synPage, err := s.syns.synonyms(ctx, tx, a.Workspace.ID, member)
+			if err != nil {
+				return err
+			}
+			q = syn.Expand(q, r.Query)
+			if !slices.ContainsFunc(q.Terms, func(t search.Term) bool { return t.Forms != nil }) {
+				synPage = 0 // not widened: the page is a page like any
+			}
+			scoring, err = rankPostings(ctx, tx, a.Workspace.ID, q, synPage, filter, top, &res)
+			return err
 		}
 		rk, err := newRanking(ctx, tx, a.Workspace.ID, q, &s.dfs)
 		if err != nil {
 			return err
 		}
+		scoring = scorer{rk.stats, rk.dfOf}
 		if words, ok := onlyOptionalWords(q); ok {
 			return rk.rankByTerm(ctx, words, filter, top, &res)
 		}
@@ -150,9 +201,14 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, er
 			if line > 0 {
 				line += lineOffset(d.Content, fm)
 			}
-			res.Hits = append(res.Hits, Hit{Path: d.Path, Title: d.Title, PageID: d.UID, MatchLine: line, Context: ctxText, Score: round(h.score)})
+			hit := Hit{Path: d.Path, Title: d.Title, PageID: d.UID, MatchLine: line, Context: ctxText, Score: round(h.score)}
+			if r.Explain {
+				hit.Explanation = scoring.explain(q, r.Query, d, body)
+			}
+			res.Hits = append(res.Hits, hit)
 		}
 	}
+	res.Query = q
 	if offset+limit < res.Total && len(ranked) == offset+limit {
 		res.NextCursor = encodeCursor(strconv.Itoa(offset + limit))
 	}
@@ -219,7 +275,9 @@ func corpusStats(st store.SearchStats) search.Stats {
 	stats := search.Stats{Docs: st.Docs}
 	if st.Docs > 0 {
 		n := float64(st.Docs)
-		stats.AvgTitle, stats.AvgTags, stats.AvgHeadings, stats.AvgBody = float64(st.Lens[0])/n, float64(st.Lens[1])/n, float64(st.Lens[2])/n, float64(st.Lens[3])/n
+		for f, l := range st.Lens {
+			stats.Avg[f] = float64(l) / n
+		}
 	}
 	return stats
 }
@@ -325,11 +383,13 @@ func (rk *ranking) score(ctx context.Context, ids []int64, top *topK) (int, erro
 func (rk *ranking) match(d store.SearchDoc) (float64, bool) {
 	_, body, _ := markdown.Split(d.Content)
 	if rk.phrases {
-		return search.Match(rk.q, searchFields(d.Title, d.Tags, d.Headings, body), rk.stats, rk.dfOf)
+		return search.Match(rk.q, searchFields(d.Title, d.Tags, d.Headings, body, d.Texts), rk.stats, rk.dfOf)
 	}
 	// The same result, from the lengths stored at write time and one pass
 	// over each field.
-	return search.MatchWords(rk.q, search.Fields{Text: [4]string{d.Title, strings.Join(d.Tags, " "), d.Headings, body}, Lens: d.Lens}, rk.stats, rk.dfOf)
+	f := search.Fields{Text: [search.NumFields]string{d.Title, strings.Join(d.Tags, " "), d.Headings, body}, Lens: d.Lens}
+	copy(f.Text[search.FieldAliases:], d.Texts)
+	return search.MatchWords(rk.q, f, rk.stats, rk.dfOf)
 }
 
 // rankAll scores every candidate: for queries with required words, phrases
@@ -532,37 +592,48 @@ func (rk *ranking) rankByTerm(ctx context.Context, words []search.Term, f store.
 }
 
 // rankPostings ranks a query of words from their postings lists
-// (search.RankPostings): exact, and without reading a page.
-func rankPostings(ctx context.Context, tx *store.Tx, ws int64, q search.Query, f store.CandidateFilter, top *topK, res *SearchResult) error {
+// (search.RankPostings): exact, and without reading a page. Page skip (0:
+// none) is no result. It returns what scored the hits.
+func rankPostings(ctx context.Context, tx *store.Tx, ws int64, q search.Query, skip int64, f store.CandidateFilter, top *topK, res *SearchResult) (scorer, error) {
 	st, err := tx.SearchStats(ctx, ws)
 	if err != nil {
-		return err
+		return scorer{}, err
 	}
 	stats := corpusStats(st)
-	stems := make([]string, len(q.Terms))
-	for i, t := range q.Terms {
-		stems[i] = t.Text
+	var stems []string
+	for _, t := range q.Terms {
+		stems = append(stems, t.ListStems()...)
 	}
 	lists, err := tx.PostingLists(ctx, ws, stems)
 	if err != nil {
-		return err
+		return scorer{}, err
 	}
-	p := search.Postings{Lists: make([]search.Cursor, len(lists)), DF: make([]int, len(lists))}
-	for i, l := range lists {
-		p.Lists[i], p.DF[i] = l, l.Pages
+	p := search.Postings{Lists: make([]search.Cursor, len(q.Terms)), DF: make([]int, len(q.Terms))}
+	df := map[string]int{}
+	rest := lists
+	for i, t := range q.Terms {
+		n := len(t.ListStems())
+		cursors, dfs := make([]search.Cursor, n), make([]int, n)
+		for j, l := range rest[:n] {
+			cursors[j], dfs[j] = l, l.Pages
+		}
+		rest = rest[n:]
+		p.Lists[i], p.DF[i] = search.TermCursor(t, cursors, dfs)
+		df[t.Text] = p.DF[i]
 	}
+	sc := scorer{stats, func(t search.Term) int { return df[t.Text] }}
 	var allowed []int64 // nil: every page the access rule keeps
 	if f.Prefix != "" || len(f.Tags) > 0 {
 		if allowed, err = tx.FilterPages(ctx, ws, f); err != nil {
-			return err
+			return sc, err
 		}
 		if len(allowed) == 0 {
-			return nil
+			return sc, nil
 		}
 	}
 	member := f.IncludePrivate
 	p.Keep = func(page int64, public bool) bool {
-		if !public && !member {
+		if !public && !member || page == skip {
 			return false
 		}
 		if allowed == nil {
@@ -577,7 +648,7 @@ func rankPostings(ctx context.Context, tx *store.Tx, ws int64, q search.Query, f
 	ranked, total := search.RankPostings(q, p, stats, top.k)
 	for _, l := range lists {
 		if err := l.Err(); err != nil {
-			return fmt.Errorf("search index: %w", err)
+			return sc, fmt.Errorf("search index: %w", err)
 		}
 	}
 	res.Total = total
@@ -587,14 +658,50 @@ func rankPostings(ctx context.Context, tx *store.Tx, ws int64, q search.Query, f
 	}
 	keys, err := tx.PathKeys(ctx, ids)
 	if err != nil {
-		return err
+		return sc, err
 	}
 	for _, r := range ranked {
 		if key, ok := keys[r.Page]; ok {
 			top.push(hit{id: r.Page, key: key, score: r.Score})
 		}
 	}
-	return nil
+	return sc, nil
+}
+
+// scorer is what a search scored with: the corpus figures and the terms'
+// document frequencies.
+type scorer struct {
+	stats search.Stats
+	df    func(search.Term) int
+}
+
+// explain takes apart the score of page d (body: its content after the
+// frontmatter) for q, parsed from question.
+func (sc scorer) explain(q search.Query, question string, d store.SearchDoc, body string) *Explanation {
+	if sc.df == nil {
+		return nil
+	}
+	ex, _ := search.Explain(q, searchFields(d.Title, d.Tags, d.Headings, body, d.Texts), sc.stats, sc.df)
+	// Terms are stems; the question's words are what its writer knows.
+	written := map[string]string{}
+	for _, tok := range search.Tokenize(question) {
+		if s := search.Stem(tok); written[s] == "" {
+			written[s] = tok
+		}
+	}
+	out := &Explanation{Terms: []TermExplanation{}}
+	words, near := 0.0, 0.0
+	for _, t := range ex.Terms {
+		te := TermExplanation{Term: cmp.Or(written[t.Term], t.Term), Synonyms: t.Synonyms, IDF: round(t.IDF), Score: round(t.Score), Fields: []FieldExplanation{}}
+		for _, fc := range t.Fields {
+			te.Fields = append(te.Fields, FieldExplanation{Field: fc.Field.String(), Weight: fc.Field.Weight(), Count: fc.Count, Near: fc.Near})
+		}
+		out.Terms = append(out.Terms, te)
+		words += t.Score - t.Near
+		near += t.Near
+	}
+	out.Signals = []Signal{{"words", round(words)}, {"nearness", round(near)}}
+	return out
 }
 
 // onlyOptionalWords returns the terms of a query made only of optional words

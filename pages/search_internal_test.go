@@ -85,7 +85,7 @@ func TestRankByTermEqualsRankAll(t *testing.T) {
 				unread += rk.unread
 				if search.RanksFromPostings(q) {
 					t3 := newTopK(k)
-					if err := rankPostings(ctx, tx, a.Workspace.ID, q, f, t3, &totalPostings); err != nil {
+					if _, err := rankPostings(ctx, tx, a.Workspace.ID, q, 0, f, t3, &totalPostings); err != nil {
 						return err
 					}
 					fromPostings = t3.sorted()
@@ -201,7 +201,7 @@ func checkPostingsRank(t *testing.T, ctx context.Context, db *store.DB, stage st
 				if err := rk.rankAll(ctx, f, t1, &r1); err != nil {
 					return err
 				}
-				if err := rankPostings(ctx, tx, ws, q, f, t2, &r2); err != nil {
+				if _, err := rankPostings(ctx, tx, ws, q, 0, f, t2, &r2); err != nil {
 					return err
 				}
 				if diff := cmp.Diff(t1.sorted(), t2.sorted(), cmp.AllowUnexported(hit{})); diff != "" || r1.Total != r2.Total || r1.Total == 0 {

@@ -156,12 +156,13 @@ type MovePageOutput struct {
 
 // SearchHit is one result.
 type SearchHit struct {
-	Path         string  `json:"path"`
-	Title        string  `json:"title"`
-	PageID       string  `json:"page_id"`
-	MatchLine    int     `json:"match_line" jsonschema:"the best matching line of the page (0 when only the title or tags matched)"`
-	MatchContext string  `json:"match_context" jsonschema:"a short excerpt around the match"`
-	Score        float64 `json:"score" jsonschema:"BM25 relevance; higher is better"`
+	Path         string       `json:"path"`
+	Title        string       `json:"title"`
+	PageID       string       `json:"page_id"`
+	MatchLine    int          `json:"match_line" jsonschema:"the best matching line of the page (0 when only the title or tags matched)"`
+	MatchContext string       `json:"match_context" jsonschema:"a short excerpt around the match"`
+	Score        float64      `json:"score" jsonschema:"BM25 relevance; higher is better"`
+	Explanation  *Explanation `json:"explanation,omitempty" jsonschema:"what made the score, when asked for with explain"`
 }
 
 // SearchPagesOutput is one page of results.
@@ -357,7 +358,7 @@ func (r MoveResult) Output() MovePageOutput {
 func (r SearchResult) Output() SearchPagesOutput {
 	out := SearchPagesOutput{Total: r.Total, NextCursor: r.NextCursor, Note: r.Note, Results: []SearchHit{}}
 	for _, h := range r.Hits {
-		out.Results = append(out.Results, SearchHit{Path: h.Path, Title: h.Title, PageID: h.PageID, MatchLine: h.MatchLine, MatchContext: h.Context, Score: h.Score})
+		out.Results = append(out.Results, SearchHit{Path: h.Path, Title: h.Title, PageID: h.PageID, MatchLine: h.MatchLine, MatchContext: h.Context, Score: h.Score, Explanation: h.Explanation})
 	}
 	return out
 }

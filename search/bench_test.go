@@ -31,10 +31,10 @@ func BenchmarkMatch(b *testing.B) {
 			Body:     search.Tokenize(strings.Join(lines[3:], "\n")),
 		}
 		docs[i] = d
-		st.AvgTitle += float64(len(d.Title)) / 100
-		st.AvgTags += float64(len(d.Tags)) / 100
-		st.AvgHeadings += float64(len(d.Headings)) / 100
-		st.AvgBody += float64(len(d.Body)) / 100
+		st.Avg[search.FieldTitle] += float64(len(d.Title)) / 100
+		st.Avg[search.FieldTags] += float64(len(d.Tags)) / 100
+		st.Avg[search.FieldHeadings] += float64(len(d.Headings)) / 100
+		st.Avg[search.FieldBody] += float64(len(d.Body)) / 100
 	}
 	st.Docs = 1000
 	df := func(t search.Term) int { return 10 * len(t.Text) }

@@ -16,11 +16,11 @@ func ExampleParseQuery() {
 	}
 	fmt.Printf("%+v\n", q.Retrieval())
 	// Output:
-	// {Text:roll Phrase:[] Prefix:false Required:false Excluded:false}
-	// {Text:back Phrase:[] Prefix:false Required:false Excluded:false}
-	// {Text:canar Phrase:[canar deploy] Prefix:false Required:true Excluded:false}
-	// {Text:prod Phrase:[] Prefix:true Required:false Excluded:false}
-	// {Text:legac Phrase:[] Prefix:false Required:false Excluded:true}
+	// {Text:roll Phrase:[] Prefix:false Required:false Excluded:false Forms:[]}
+	// {Text:back Phrase:[] Prefix:false Required:false Excluded:false Forms:[]}
+	// {Text:canar Phrase:[canar deploy] Prefix:false Required:true Excluded:false Forms:[]}
+	// {Text:prod Phrase:[] Prefix:true Required:false Excluded:false Forms:[]}
+	// {Text:legac Phrase:[] Prefix:false Required:false Excluded:true Forms:[]}
 	// {AllOf:[canar deploy] AnyOf:[] NoneOf:[legac]}
 }
 

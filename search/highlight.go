@@ -3,8 +3,9 @@ package search
 import "strings"
 
 // Highlights returns the byte ranges of text that match q's words, in order:
-// what a results page marks. A word matches by its stem, a prefix as written;
-// excluded words are not marked.
+// what a results page marks. A word matches by its stem, a prefix as written,
+// a term of synonyms by any of its forms' words; excluded words are not
+// marked.
 func Highlights(text string, q Query) [][2]int {
 	stems := map[string]bool{}
 	var prefixes []string
@@ -16,6 +17,12 @@ func Highlights(text string, q Query) [][2]int {
 		case len(t.Phrase) > 0:
 			for _, s := range t.Phrase {
 				stems[s] = true
+			}
+		case t.Forms != nil:
+			for _, f := range t.Forms {
+				for _, s := range f.Stems {
+					stems[s] = true
+				}
 			}
 		default:
 			stems[t.Text] = true

@@ -6,26 +6,29 @@ import (
 	"strings"
 )
 
-// Doc is a candidate page's fields, each tokenized with Tokenize.
+// Doc is a candidate page's fields (see Field), each tokenized with
+// Tokenize.
 type Doc struct {
-	Title, Tags, Headings, Body []string
+	Title, Tags, Headings, Body, Aliases, Summary, Meta []string
+}
+
+// Fields are d's fields in Field order.
+func (d Doc) Fields() [NumFields][]string {
+	return [NumFields][]string{d.Title, d.Tags, d.Headings, d.Body, d.Aliases, d.Summary, d.Meta}
 }
 
 // Stats describe the searched corpus: the number of documents and the
 // average number of tokens in each field.
 type Stats struct {
-	Docs                                    int
-	AvgTitle, AvgTags, AvgHeadings, AvgBody float64
+	Docs int
+	Avg  [NumFields]float64
 }
 
-// BM25F parameters. A word in the title says more about a page than the
-// same word in passing in the body, hence the weights.
+// BM25F parameters; the fields' weights are in fieldTable.
 const (
 	k1 = 1.2
 	b  = 0.75
 )
-
-var fieldWeights = [4]float64{3, 2, 2, 1} // title, tags, headings, body
 
 // proximity weighs a term's occurrences near the query's other words
 // against its occurrences anywhere (whose most is k1+1); minIDF is the
@@ -58,12 +61,27 @@ const (
 // Terms and fields are summed in a fixed order, so the same inputs always
 // give the same float.
 func Match(q Query, d Doc, st Stats, df func(Term) int) (score float64, ok bool) {
-	fields := [4][]string{d.Title, d.Tags, d.Headings, d.Body}
+	return match(q, d, st, df, nil)
+}
+
+// match is Match; when ex is not nil, it also says there what each term
+// adds.
+func match(q Query, d Doc, st Stats, df func(Term) int, ex *Explanation) (score float64, ok bool) {
+	fields := d.Fields()
+	forms := slices.ContainsFunc(q.Terms, func(t Term) bool { return t.Forms != nil })
 	var c counts
+	var seen [MaxTerms][]bool // for ex: which forms of each term occur
 	for f, toks := range fields {
 		var last [MaxTerms]int
 		for pos, tok := range toks {
-			countToken(q.Terms, tok, f, pos, &last, &c)
+			if len(tok) == 0 {
+				continue
+			}
+			hit := tokenHits(q.Terms, tok)
+			if forms {
+				hit |= formHits(q.Terms, toks, pos, ex != nil, &seen)
+			}
+			countHits(q.Terms, hit, f, pos, &last, &c)
 		}
 	}
 	var found [MaxTerms]bool
@@ -71,13 +89,16 @@ func Match(q Query, d Doc, st Stats, df func(Term) int) (score float64, ok bool)
 		if t.Phrase != nil {
 			found[i] = slices.ContainsFunc(fields[:], func(toks []string) bool { return hasPhrase(toks, t.Phrase) })
 		} else {
-			found[i] = c.n[i] != [4]int{}
+			found[i] = c.n[i] != [NumFields]int{}
 		}
 	}
 	if !matches(q, found[:len(q.Terms)]) {
 		return 0, false
 	}
-	s := scorer{lens: [4]int{len(d.Title), len(d.Tags), len(d.Headings), len(d.Body)}, st: st, df: df}
+	s := scorer{st: st, df: df}
+	for f, toks := range fields {
+		s.lens[f] = len(toks)
+	}
 	for i, t := range q.Terms {
 		switch {
 		case t.Excluded:
@@ -85,12 +106,20 @@ func Match(q Query, d Doc, st Stats, df func(Term) int) (score float64, ok bool)
 			for j, tok := range t.Phrase {
 				if !slices.Contains(t.Phrase[:j], tok) {
 					w := Term{Text: tok}
-					score += s.score(w, countFields(fields, w), [4]int{})
+					n := countFields(fields, w)
+					x := s.score(w, n, [NumFields]int{})
+					score += x
+					ex.add(w, s, n, [NumFields]int{}, nil, x)
 				}
 			}
 		default:
-			score += s.score(t, c.n[i], c.near[i])
+			x := s.score(t, c.n[i], c.near[i])
+			score += x
+			ex.add(t, s, c.n[i], c.near[i], seen[i], x)
 		}
+	}
+	if ex != nil {
+		ex.Score = score
 	}
 	return score, true
 }
@@ -98,7 +127,7 @@ func Match(q Query, d Doc, st Stats, df func(Term) int) (score float64, ok bool)
 // counts are how often each term of a query occurs in each field, and how
 // often near another of its words.
 type counts struct {
-	n, near [MaxTerms][4]int
+	n, near [MaxTerms][NumFields]int
 }
 
 // countToken counts tok, the token at pos in field f, for the word and
@@ -108,21 +137,70 @@ func countToken[T string | []byte](terms []Term, tok T, f, pos int, last *[MaxTe
 	if len(tok) == 0 {
 		return
 	}
-	var hit uint32
+	countHits(terms, tokenHits(terms, tok), f, pos, last, c)
+}
+
+// tokenHits are the word and prefix terms tok matches, as bits; terms of
+// Forms are formHits'.
+func tokenHits[T string | []byte](terms []Term, tok T) (hit uint32) {
 	for i, t := range terms {
-		if t.Phrase != nil || t.Text == "" || len(tok) < len(t.Text) || tok[0] != t.Text[0] {
+		if t.Phrase != nil || t.Forms != nil || t.Text == "" || len(tok) < len(t.Text) || tok[0] != t.Text[0] {
 			continue
 		}
 		if t.Prefix && string(tok[:len(t.Text)]) == t.Text || !t.Prefix && stemIs(tok, t.Text) {
 			hit |= 1 << i
-			c.n[i][f]++
 		}
 	}
+	return hit
+}
+
+// formHits are the terms of Forms that a form starting at toks[pos]
+// matches, as bits; when record is set, seen marks the forms that do.
+func formHits(terms []Term, toks []string, pos int, record bool, seen *[MaxTerms][]bool) (hit uint32) {
+	for i, t := range terms {
+		for k, fm := range t.Forms {
+			if !formAt(toks, pos, fm.Stems) {
+				continue
+			}
+			hit |= 1 << i
+			if !record {
+				break
+			}
+			if seen[i] == nil {
+				seen[i] = make([]bool, len(t.Forms))
+			}
+			seen[i][k] = true
+		}
+	}
+	return hit
+}
+
+// formAt reports whether the tokens from toks[pos] have stems.
+func formAt(toks []string, pos int, stems []string) bool {
+	if len(stems) == 0 || pos+len(stems) > len(toks) {
+		return false
+	}
+	for k, s := range stems {
+		if !stemIs(toks[pos+k], s) {
+			return false
+		}
+	}
+	return true
+}
+
+// countHits counts an occurrence at pos in field f of the terms of hit, and
+// of those among them that follow another of the query's words within two
+// tokens (one that does not occur at pos too).
+func countHits(terms []Term, hit uint32, f, pos int, last *[MaxTerms]int, c *counts) {
 	if hit == 0 {
 		return
 	}
 	for i, t := range terms {
-		if hit&(1<<i) == 0 || t.Excluded {
+		if hit&(1<<i) == 0 {
+			continue
+		}
+		c.n[i][f]++
+		if t.Excluded {
 			continue
 		}
 		for j, u := range terms {
@@ -139,12 +217,12 @@ func countToken[T string | []byte](terms []Term, tok T, f, pos int, last *[MaxTe
 	}
 }
 
-// Fields are a candidate's field texts (title, tags joined by spaces,
-// headings, body) with the number of tokens Tokenize finds in each, as
-// stored when the page was written.
+// Fields are a candidate's field texts, in Field order (tags joined by
+// spaces), with the number of tokens Tokenize finds in each, as stored when
+// the page was written.
 type Fields struct {
-	Text [4]string
-	Lens [4]int
+	Text [NumFields]string
+	Lens [NumFields]int
 }
 
 // MatchWords is Match for a query of words and prefixes only, with no phrase
@@ -164,7 +242,7 @@ func MatchWords(q Query, d Fields, st Stats, df func(Term) int) (score float64, 
 	}
 	var found [MaxTerms]bool
 	for i := range terms {
-		found[i] = c.n[i] != [4]int{}
+		found[i] = c.n[i] != [NumFields]int{}
 	}
 	if !matches(q, found[:len(terms)]) {
 		return 0, false
@@ -202,14 +280,14 @@ func matches(q Query, found []bool) bool {
 }
 
 type scorer struct {
-	lens [4]int // tokens in each field
+	lens [NumFields]int // tokens in each field
 	st   Stats
 	df   func(Term) int
 }
 
 // score is the BM25F score of a word or prefix term occurring counts times
 // in each field, near times next to another of the query's words.
-func (s scorer) score(t Term, counts, near [4]int) float64 {
+func (s scorer) score(t Term, counts, near [NumFields]int) float64 {
 	tf, nf := frequencies(s.st, s.lens, counts, near)
 	if tf == 0 {
 		return 0
@@ -228,8 +306,8 @@ func weigh(idf, tf, nf float64) float64 {
 // are lens tokens long, occurring counts times in each field, near times next
 // to another of the query's words, each field's count divided by
 // 1 − b + b·length/average.
-func frequencies(st Stats, lens, counts, near [4]int) (tf, nf float64) {
-	avg := [4]float64{st.AvgTitle, st.AvgTags, st.AvgHeadings, st.AvgBody}
+func frequencies(st Stats, lens, counts, near [NumFields]int) (tf, nf float64) {
+	avg := &st.Avg
 	for f, n := range counts {
 		if n == 0 {
 			continue
@@ -263,8 +341,8 @@ func MaxScore(df, docs int) float64 {
 	return idf(df, docs) * (k1 + 1 + proximity)
 }
 
-func countFields(fields [4][]string, t Term) [4]int {
-	var c [4]int
+func countFields(fields [NumFields][]string, t Term) [NumFields]int {
+	var c [NumFields]int
 	if t.Text == "" {
 		return c
 	}

@@ -29,7 +29,7 @@ func mustParse(tb testing.TB, q string) search.Query {
 	return parsed
 }
 
-var stats = search.Stats{Docs: 10, AvgTitle: 4, AvgTags: 2, AvgHeadings: 8, AvgBody: 100}
+var stats = search.Stats{Docs: 10, Avg: [search.NumFields]float64{4, 2, 8, 100, 2, 12, 6}}
 
 func df1(search.Term) int { return 1 }
 
@@ -134,24 +134,31 @@ func fill(n int, words ...string) []string {
 func TestMatchFieldWeights(t *testing.T) {
 	t.Parallel()
 	// Every field at its average length, the word in one of them.
-	in := func(field int) search.Doc {
-		d := search.Doc{Title: fill(4), Tags: fill(2), Headings: fill(8), Body: fill(100)}
-		fields := []*[]string{&d.Title, &d.Tags, &d.Headings, &d.Body}
+	in := func(field search.Field) search.Doc {
+		d := search.Doc{Title: fill(4), Tags: fill(2), Headings: fill(8), Body: fill(100), Aliases: fill(2), Summary: fill(12), Meta: fill(6)}
+		fields := []*[]string{&d.Title, &d.Tags, &d.Headings, &d.Body, &d.Aliases, &d.Summary, &d.Meta}
 		(*fields[field])[0] = "deploy"
 		return d
 	}
 	q := mustParse(t, "deploy")
-	var scores [4]float64
+	var scores [search.NumFields]float64
 	for f := range scores {
 		var ok bool
-		if scores[f], ok = search.Match(q, in(f), stats, df1); !ok {
-			t.Fatalf("field %d: no match", f)
+		if scores[f], ok = search.Match(q, in(search.Field(f)), stats, df1); !ok {
+			t.Fatalf("field %v: no match", search.Field(f))
 		}
 	}
-	title, tags, headings, body := scores[0], scores[1], scores[2], scores[3]
+	title, tags, headings, body := scores[search.FieldTitle], scores[search.FieldTags], scores[search.FieldHeadings], scores[search.FieldBody]
+	aliases, summary, meta := scores[search.FieldAliases], scores[search.FieldSummary], scores[search.FieldMeta]
 	if !(title > headings && headings == tags && tags > body) {
 		t.Errorf("scores title %v, tags %v, headings %v, body %v: want title > headings = tags > body",
 			title, tags, headings, body)
+	}
+	// Aliases are other titles; a page's summary of itself says as much as
+	// a heading; the rest of the frontmatter says less than the body.
+	if !(aliases == title && summary == headings && meta > 0 && meta < body) {
+		t.Errorf("scores aliases %v (title %v), summary %v (headings %v), other frontmatter %v (body %v): want aliases = title, summary = headings, 0 < frontmatter < body",
+			aliases, title, summary, headings, meta, body)
 	}
 }
 
@@ -277,8 +284,8 @@ func FuzzMatchWordsIsMatch(f *testing.F) {
 		}
 		d := doc(title, tags, headings, body)
 		fields := search.Fields{
-			Text: [4]string{title, tags, headings, body},
-			Lens: [4]int{len(d.Title), len(d.Tags), len(d.Headings), len(d.Body)},
+			Text: [search.NumFields]string{title, tags, headings, body},
+			Lens: [search.NumFields]int{len(d.Title), len(d.Tags), len(d.Headings), len(d.Body)},
 		}
 		df := func(t search.Term) int { return len(t.Text) % 7 }
 		want, wantOK := search.Match(query, d, stats, df)
@@ -296,7 +303,7 @@ func TestMatchWordsOnProse(t *testing.T) {
 	for seed := range uint64(200) {
 		title, body := prose(seed, 30), prose(seed+1000, 2000)
 		d := doc(title, "", "", body)
-		fields := search.Fields{Text: [4]string{title, "", "", body}, Lens: [4]int{len(d.Title), 0, 0, len(d.Body)}}
+		fields := search.Fields{Text: [search.NumFields]string{title, "", "", body}, Lens: [search.NumFields]int{len(d.Title), 0, 0, len(d.Body)}}
 		for _, q := range queries {
 			query := mustParse(t, q)
 			want, wantOK := search.Match(query, d, stats, df1)

@@ -2,6 +2,7 @@ package search
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -14,8 +15,8 @@ import (
 //
 // A posting is encoded as:
 //
-//	flags   byte: bit f (0–3) set when field f (title, tags, headings, body)
-//	        holds the stem; bit 4 when the page is public
+//	flags   byte: bit f (0–6) set when field f (see Field) holds the stem;
+//	        bit 7 when the page is public
 //	then, for each field holding it: uvarint count, uvarint field length
 //	then, for each field holding it: its positions, the first as is and
 //	        each next as the gap from the one before (count uvarints)
@@ -23,14 +24,14 @@ import (
 // The counts and lengths come first so that ranking can bound a page's
 // score before it decodes any position.
 const (
-	postingFields = 4
+	postingFields = int(NumFields)
 	flagPublic    = 1 << postingFields
 )
 
 // PagePostings returns the distinct stems of a page whose fields tokenize to
 // d, sorted, and the posting of each.
 func PagePostings(d Doc, public bool) (stems []string, postings [][]byte) {
-	fields := [postingFields][]string{d.Title, d.Tags, d.Headings, d.Body}
+	fields := d.Fields()
 	type occurrence struct {
 		stem       string
 		field, pos uint32
@@ -102,6 +103,7 @@ func PagePostings(d Doc, public bool) (stems []string, postings [][]byte) {
 // posting is a decoded posting's head: where its positions start in body.
 type posting struct {
 	public bool
+	fields byte // bit f: field f holds the stem
 	counts [postingFields]int
 	lens   [postingFields]int
 	pos    []byte // the positions, still encoded
@@ -116,11 +118,10 @@ func decodeHead(body []byte, p *posting) bool {
 	flags := body[0]
 	p.public = flags&flagPublic != 0
 	p.counts, p.lens = [postingFields]int{}, [postingFields]int{}
+	p.fields = flags &^ flagPublic
 	i := 1
-	for f := range postingFields {
-		if flags&(1<<f) == 0 {
-			continue
-		}
+	for fs := p.fields; fs != 0; fs &= fs - 1 {
+		f := bits.TrailingZeros8(fs)
 		c, n := uvarint(body[i:])
 		if n <= 0 {
 			return false

@@ -23,6 +23,18 @@ type Term struct {
 	Prefix   bool     // "arch*": matches tokens starting with Text
 	Required bool     // +word, or a quoted phrase or word
 	Excluded bool     // -word or -"a phrase": pages containing it are not results
+	// Forms, when set, are what the term matches instead of Text: the
+	// words and phrases a workspace's synonyms make one (Synonyms.Expand).
+	// A phrase's occurrence counts as one, at its first word. Text is then
+	// only the term's name.
+	Forms []Form
+}
+
+// A Form is a word or phrase a term matches: its stems, and its text as
+// the synonyms page writes it.
+type Form struct {
+	Stems []string
+	Text  string
 }
 
 // Query is a parsed search query. Its terms are in the order they were

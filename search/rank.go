@@ -10,7 +10,9 @@ import (
 // A Cursor walks one term's postings (see PagePostings) in page order.
 type Cursor interface {
 	// Next returns the next page holding the term and its posting; ok is
-	// false past the last.
+	// false past the last. The posting stays as it is until Next has been
+	// called twice more: a cursor may build postings in turns in a few
+	// buffers.
 	Next() (page int64, body []byte, ok bool)
 }
 
@@ -92,11 +94,16 @@ func RankPostings(q Query, p Postings, st Stats, k int) (top []Ranked, total int
 			page, more = c.page, true
 		}
 	}
+	builders := make([]postingBuilder, n) // lists that build a page's posting when it is read
+	for i, l := range p.Lists {
+		builders[i], _ = l.(postingBuilder)
+	}
 	norms := newNormTable(st)
 	best := &ranks{k: k}
 	heads := make([]posting, n)
 	bodies := make([][]byte, n)
 	var fieldPos [postingFields][]entry
+	nears := make([][postingFields]int, n)
 	var after int64
 	for ; more; page = after {
 		var held uint32
@@ -138,15 +145,17 @@ func RankPostings(q Query, p Postings, st Stats, k int) (top []Ranked, total int
 		var lens, inField [postingFields]int
 		for h := held; h != 0; h &= h - 1 {
 			i := bits.TrailingZeros32(h)
+			if builders[i] != nil {
+				bodies[i] = builders[i].posting(page)
+			}
 			if !decodeHead(bodies[i], &heads[i]) {
 				held &^= 1 << i
 				continue
 			}
-			for f, c := range heads[i].counts {
-				if c > 0 {
-					lens[f] = heads[i].lens[f]
-					inField[f]++
-				}
+			for fs := heads[i].fields; fs != 0; fs &= fs - 1 {
+				f := bits.TrailingZeros8(fs)
+				lens[f] = heads[i].lens[f]
+				inField[f]++
 			}
 		}
 		shared := false
@@ -163,8 +172,8 @@ func RankPostings(q Query, p Postings, st Stats, k int) (top []Ranked, total int
 				continue
 			}
 		}
-		var nears [MaxTerms][postingFields]int
-		if shared && !nearness(held, heads, &inField, &fieldPos, &nears) {
+		clear(nears) // of the query's terms only: a page's clearing adds up
+		if shared && !nearness(held, heads, &inField, &fieldPos, nears) {
 			continue
 		}
 		score := 0.0
@@ -185,7 +194,7 @@ func RankPostings(q Query, p Postings, st Stats, k int) (top []Ranked, total int
 // nearness counts, for each word the page holds, its occurrences one or two
 // tokens after another of the words, in each field that holds two of them
 // or more (inField): what countToken counts from the text.
-func nearness(held uint32, heads []posting, inField *[postingFields]int, fieldPos *[postingFields][]entry, nears *[MaxTerms][postingFields]int) bool {
+func nearness(held uint32, heads []posting, inField *[postingFields]int, fieldPos *[postingFields][]entry, nears [][postingFields]int) bool {
 	for f := range fieldPos {
 		fieldPos[f] = fieldPos[f][:0]
 	}
@@ -201,10 +210,11 @@ func nearness(held uint32, heads []posting, inField *[postingFields]int, fieldPo
 		}
 		slices.SortFunc(es, func(x, y entry) int { return cmp.Compare(x.pos, y.pos) })
 		for j, e := range es {
-			// Positions are distinct (a token has one stem), so another word
-			// one or two tokens before is among the two entries before.
-			for back := 1; back <= 2 && back <= j; back++ {
-				if d := es[j-back]; d.term != e.term && d.pos+2 >= e.pos {
+			// Another word one or two tokens before, which does not stand at
+			// e's place too (a phrase of synonyms starts where a word of the
+			// question may be).
+			for k := j - 1; k >= 0 && es[k].pos+2 >= e.pos; k-- {
+				if d := es[k]; d.term != e.term && d.pos != e.pos && !heldAt(es, j, d.term) {
 					nears[e.term][f]++
 					break
 				}
@@ -212,6 +222,19 @@ func nearness(held uint32, heads []posting, inField *[postingFields]int, fieldPo
 		}
 	}
 	return true
+}
+
+// heldAt reports whether term has an entry at the place of es[j]: entries
+// of one place are next to one another.
+func heldAt(es []entry, j int, term int) bool {
+	for _, step := range [2]int{-1, 1} {
+		for k := j + step; k >= 0 && k < len(es) && es[k].pos == es[j].pos; k += step {
+			if es[k].term == term {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // normTable holds 1/(1 − b + b·length/average) for the field lengths met so
@@ -242,7 +265,7 @@ func (t *normTable) get(f, l int) float64 {
 }
 
 func (t *normTable) compute(f, l int) float64 {
-	avg := [4]float64{t.st.AvgTitle, t.st.AvgTags, t.st.AvgHeadings, t.st.AvgBody}[f]
+	avg := t.st.Avg[f]
 	if avg <= 0 {
 		return 1
 	}
@@ -255,11 +278,9 @@ func (t *normTable) compute(f, l int) float64 {
 // sets it apart from frequencies' float.
 func (t *normTable) bound(idf float64, h *posting, lens, inField *[postingFields]int) float64 {
 	var tf, nf float64
-	for f, c := range h.counts {
-		if c == 0 {
-			continue
-		}
-		x := fieldWeights[f] * float64(c) * t.get(f, lens[f])
+	for fs := h.fields; fs != 0; fs &= fs - 1 {
+		f := bits.TrailingZeros8(fs)
+		x := fieldWeights[f] * float64(h.counts[f]) * t.get(f, lens[f])
 		tf += x
 		if inField[f] > 1 {
 			nf += x

@@ -39,29 +39,31 @@ func TestRankPostingsEqualsMatchWords(t *testing.T) {
 	}
 	type page struct {
 		id     int64
-		fields [4]string
+		fields [NumFields]string
 		public bool
 	}
 	var docs []page
 	var st Stats
 	for i := range 300 {
 		p := page{id: int64(3*i + 1), public: i%3 == 0}
-		p.fields = [4]string{text(r.IntN(4)), text(r.IntN(3)), text(r.IntN(6)), text(r.IntN(40))}
+		// Title, tags, headings, body, aliases, summary, other frontmatter.
+		p.fields = [NumFields]string{text(r.IntN(4)), text(r.IntN(3)), text(r.IntN(6)), text(r.IntN(40)), text(r.IntN(3)), text(r.IntN(8)), text(r.IntN(5))}
 		docs = append(docs, p)
 		st.Docs++
-		st.AvgTitle += float64(len(Tokenize(p.fields[0])))
-		st.AvgTags += float64(len(Tokenize(p.fields[1])))
-		st.AvgHeadings += float64(len(Tokenize(p.fields[2])))
-		st.AvgBody += float64(len(Tokenize(p.fields[3])))
+		for f, x := range p.fields {
+			st.Avg[f] += float64(len(Tokenize(x)))
+		}
 	}
-	st.AvgTitle /= float64(st.Docs)
-	st.AvgTags /= float64(st.Docs)
-	st.AvgHeadings /= float64(st.Docs)
-	st.AvgBody /= float64(st.Docs)
+	for f := range st.Avg {
+		st.Avg[f] /= float64(st.Docs)
+	}
 	// The index: each stem's postings in page order.
 	index := map[string]*sliceCursor{}
 	for _, p := range docs {
-		d := Doc{Tokenize(p.fields[0]), Tokenize(p.fields[1]), Tokenize(p.fields[2]), Tokenize(p.fields[3])}
+		var d Doc
+		for f, dst := range []*[]string{&d.Title, &d.Tags, &d.Headings, &d.Body, &d.Aliases, &d.Summary, &d.Meta} {
+			*dst = Tokenize(p.fields[f])
+		}
 		stems, bodies := PagePostings(d, p.public)
 		for i, s := range stems {
 			c := index[s]
@@ -136,4 +138,110 @@ func TestRankPostingsEqualsMatchWords(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Synonyms rank from postings as Match scores them: a term of forms, some
+// of them phrases, reads the union of its forms' lists, with the document
+// frequency TermCursor gives it; pages where a phrase of synonyms starts
+// where a word of the question stands count nearness as the text does.
+func TestRankPostingsWithSynonymsEqualsMatch(t *testing.T) {
+	vocab := strings.Fields("get back recover restore old page page notes roll the cell phone mobile plan review call")
+	// "undo" is in no page: its term reads two phrases' postings only.
+	syn := ParseSynonyms("recover, restore, get back, roll back\nphone, mobile, cell phone, phone call\nplan, review\nundo, get notes, roll the\n")
+	r := rand.New(rand.NewPCG(3, 4))
+	text := func(n int) string {
+		w := make([]string, n)
+		for i := range w {
+			w[i] = vocab[r.IntN(len(vocab))]
+		}
+		return strings.Join(w, " ")
+	}
+	type page struct {
+		id  int64
+		doc Doc
+	}
+	var docs []page
+	var st Stats
+	index := map[string]*sliceCursor{}
+	for i := range 400 {
+		p := page{id: int64(2*i + 1)}
+		for _, dst := range []*[]string{&p.doc.Title, &p.doc.Tags, &p.doc.Headings, &p.doc.Body, &p.doc.Aliases, &p.doc.Summary, &p.doc.Meta} {
+			*dst = Tokenize(text(r.IntN(12)))
+		}
+		docs = append(docs, p)
+		st.Docs++
+		for f, toks := range p.doc.Fields() {
+			st.Avg[f] += float64(len(toks)) / 400
+		}
+		stems, bodies := PagePostings(p.doc, true)
+		for i, s := range stems {
+			c := index[s]
+			if c == nil {
+				c = &sliceCursor{}
+				index[s] = c
+			}
+			c.pages = append(c.pages, p.id)
+			c.bodies = append(c.bodies, bodies[i])
+		}
+	}
+	for _, question := range []string{"how do I recover an old page", "get back the old notes", "cell phone plan", "recover or restore a phone",
+		"roll back", "mobile page review", "phone phone cell", "notes -mobile recover", "undo the plan"} {
+		q := syn.Expand(mustParseQuery(t, question), question)
+		if !slices.ContainsFunc(q.Terms, func(t Term) bool { return t.Forms != nil }) {
+			t.Fatalf("%q: no synonyms in %+v", question, q)
+		}
+		for _, k := range []int{1, 5, 500} {
+			lists := make([]Cursor, len(q.Terms))
+			df := make([]int, len(q.Terms))
+			for i, term := range q.Terms {
+				var cs []Cursor
+				var ns []int
+				for _, s := range term.ListStems() {
+					c := sliceCursor{}
+					if ix := index[s]; ix != nil {
+						c = *ix
+					}
+					cs = append(cs, &c)
+					ns = append(ns, len(c.pages))
+				}
+				lists[i], df[i] = TermCursor(term, cs, ns)
+			}
+			dfOf := func(term Term) int {
+				return df[slices.IndexFunc(q.Terms, func(u Term) bool { return u.Text == term.Text })]
+			}
+			var want []Ranked
+			for _, p := range docs {
+				if s, ok := Match(q, p.doc, st, dfOf); ok {
+					want = append(want, Ranked{p.id, s})
+					if ex, _ := Explain(q, p.doc, st, dfOf); ex.Score != s {
+						t.Fatalf("%q page %d: Explain says %v, Match %v", question, p.id, ex.Score, s)
+					}
+				}
+			}
+			slices.SortFunc(want, func(x, y Ranked) int {
+				if c := cmp.Compare(y.Score, x.Score); c != 0 {
+					return c
+				}
+				return cmp.Compare(x.Page, y.Page)
+			})
+			total := len(want)
+			want = want[:min(k, len(want))]
+			got, gotTotal := RankPostings(q, Postings{Lists: lists, DF: df}, st, k)
+			if gotTotal != total {
+				t.Errorf("%q k=%d: total %d, want %d", question, k, gotTotal, total)
+			}
+			if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+				t.Errorf("%q k=%d:\n got %v\nwant %v", question, k, got[:min(len(got), 8)], want[:min(len(want), 8)])
+			}
+		}
+	}
+}
+
+func mustParseQuery(t *testing.T, s string) Query {
+	t.Helper()
+	q, err := ParseQuery(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
 }

@@ -96,6 +96,12 @@ func snippetUnits(q Query) []unit {
 			for _, tok := range t.Phrase {
 				add(unit{text: tok})
 			}
+		case t.Forms != nil:
+			for _, f := range t.Forms {
+				for _, tok := range f.Stems {
+					add(unit{text: tok})
+				}
+			}
 		default:
 			add(unit{text: t.Text, prefix: t.Prefix})
 		}

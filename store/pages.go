@@ -20,8 +20,11 @@ type PageIndex struct {
 	Tokens   []string          // the page's distinct search tokens, all fields
 	Stems    []string          // the page's distinct stems, sorted
 	Postings [][]byte          // what the page holds of each stem (search.PagePostings)
-	Lens     [4]int            // search tokens in title, tags, headings, body
-	Links    []atrium.PageLink // links written in the page
+	Lens     [SearchFields]int // search tokens in each field
+	// Texts are the texts of the fields after the body (aliases, summary,
+	// the rest of the frontmatter), which ranking from text reads.
+	Texts []string
+	Links []atrium.PageLink // links written in the page
 }
 
 // PathKey is the case-insensitive form of a path that uniqueness and lookups use.
@@ -142,13 +145,18 @@ func (tx *Tx) InsertPage(ctx context.Context, p *atrium.Page, idx PageIndex, act
 		return err
 	}
 	key := PathKey(p.Path)
+	texts, err := json.Marshal(nonNil(idx.Texts))
+	if err != nil {
+		return err
+	}
+	args := []any{p.UID, p.WorkspaceID, p.Path, key, parentKey(key), p.Title, strings.ToLower(p.Title), StemKey(p.Path), p.Icon, string(tags), string(p.Access),
+		p.Content, idx.Headings, string(texts), p.ContentHash, p.Revision}
+	args = append(args, lenArgs(idx.Lens, 1)...)
+	args = append(args, strings.Join(idx.Stems, " "), nullID(actor), micros(tx.now), nullID(actor), micros(tx.now))
 	err = tx.queryRow(ctx, `INSERT INTO pages (uid, workspace_id, path, path_key, parent_key, title, title_key, stem_key, icon, tags, access,
-		content, headings, content_hash, revision, title_len, tags_len, headings_len, body_len, stems, created_by, created_at, updated_by, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (workspace_id, path_key) DO NOTHING RETURNING id`,
-		p.UID, p.WorkspaceID, p.Path, key, parentKey(key), p.Title, strings.ToLower(p.Title), StemKey(p.Path), p.Icon, string(tags), string(p.Access),
-		p.Content, idx.Headings, p.ContentHash, p.Revision, idx.Lens[0], idx.Lens[1], idx.Lens[2], idx.Lens[3], strings.Join(idx.Stems, " "),
-		nullID(actor), micros(tx.now), nullID(actor), micros(tx.now)).Scan(&p.ID)
+		content, headings, field_texts, content_hash, revision, `+lenColumns()+`, stems, created_by, created_at, updated_by, updated_at)
+		VALUES (`+placeholders(len(args))+`)
+		ON CONFLICT (workspace_id, path_key) DO NOTHING RETURNING id`, args...).Scan(&p.ID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return atrium.Errorf(atrium.EConflict, "A page already exists at path: %s", p.Path)
 	}
@@ -172,10 +180,10 @@ func (tx *Tx) InsertPage(ctx context.Context, p *atrium.Page, idx PageIndex, act
 func (tx *Tx) UpdatePage(ctx context.Context, p *atrium.Page, idx PageIndex, actor int64) error {
 	var (
 		oldPath, oldAccess string
-		old                [4]int
+		old                [SearchFields]int
 	)
-	err := tx.queryRow(ctx, "SELECT path, access, title_len, tags_len, headings_len, body_len FROM pages WHERE id = ? AND revision = ?", p.ID, p.Revision).
-		Scan(&oldPath, &oldAccess, &old[0], &old[1], &old[2], &old[3])
+	err := tx.queryRow(ctx, "SELECT path, access, "+lenColumns()+" FROM pages WHERE id = ? AND revision = ?", p.ID, p.Revision).
+		Scan(append([]any{&oldPath, &oldAccess}, lenDest(&old)...)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return atrium.Errorf(atrium.EConflict, "Page was modified concurrently: %s is no longer at revision %d; read it again", p.Path, p.Revision)
 	}
@@ -200,11 +208,16 @@ func (tx *Tx) UpdatePage(ctx context.Context, p *atrium.Page, idx PageIndex, act
 	}
 	// The revision check is part of the update: on PostgreSQL a concurrent
 	// writer that committed first makes this match no row.
+	texts, err := json.Marshal(nonNil(idx.Texts))
+	if err != nil {
+		return err
+	}
+	args := []any{p.Path, key, parentKey(key), p.Title, strings.ToLower(p.Title), StemKey(p.Path), p.Icon, string(tags), string(p.Access),
+		p.Content, idx.Headings, string(texts), p.ContentHash, p.Revision}
+	args = append(args, lenArgs(idx.Lens, 1)...)
 	upd, err := tx.exec(ctx, `UPDATE pages SET path = ?, path_key = ?, parent_key = ?, title = ?, title_key = ?, stem_key = ?, icon = ?, tags = ?, access = ?,
-		content = ?, headings = ?, content_hash = ?, revision = ?, title_len = ?, tags_len = ?, headings_len = ?, body_len = ?, updated_by = ?, updated_at = ?
-		WHERE id = ? AND revision = ?`,
-		p.Path, key, parentKey(key), p.Title, strings.ToLower(p.Title), StemKey(p.Path), p.Icon, string(tags), string(p.Access),
-		p.Content, idx.Headings, p.ContentHash, p.Revision, idx.Lens[0], idx.Lens[1], idx.Lens[2], idx.Lens[3], nullID(actor), micros(tx.now), p.ID, p.Revision-1)
+		content = ?, headings = ?, field_texts = ?, content_hash = ?, revision = ?, `+lenSets()+`, updated_by = ?, updated_at = ?
+		WHERE id = ? AND revision = ?`, append(args, nullID(actor), micros(tx.now), p.ID, p.Revision-1)...)
 	if err != nil {
 		return fmt.Errorf("update page: %w", err)
 	}
@@ -228,9 +241,9 @@ func (tx *Tx) UpdatePage(ctx context.Context, p *atrium.Page, idx PageIndex, act
 
 // DeletePage removes a page with its history, links, attachments and index entries.
 func (tx *Tx) DeletePage(ctx context.Context, p atrium.Page) error {
-	var lens [4]int
+	var lens [SearchFields]int
 	var access string
-	err := tx.queryRow(ctx, "SELECT access, title_len, tags_len, headings_len, body_len FROM pages WHERE id = ?", p.ID).Scan(&access, &lens[0], &lens[1], &lens[2], &lens[3])
+	err := tx.queryRow(ctx, "SELECT access, "+lenColumns()+" FROM pages WHERE id = ?", p.ID).Scan(append([]any{&access}, lenDest(&lens)...)...)
 	p.Access = atrium.Access(access)
 	if errors.Is(err, sql.ErrNoRows) {
 		return atrium.Errorf(atrium.ENotFound, "Page not found at path: %s", p.Path)
@@ -361,12 +374,14 @@ func (tx *Tx) addFolders(ctx context.Context, ws int64, path string, delta int, 
 	return nil
 }
 
-func (tx *Tx) adjustStats(ctx context.Context, ws int64, docs int, lens [4]int, sign int) error {
-	_, err := tx.exec(ctx, `INSERT INTO search_stats (workspace_id, docs, title_len, tags_len, headings_len, body_len) VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (workspace_id) DO UPDATE SET docs = search_stats.docs + excluded.docs, title_len = search_stats.title_len + excluded.title_len,
-		tags_len = search_stats.tags_len + excluded.tags_len, headings_len = search_stats.headings_len + excluded.headings_len,
-		body_len = search_stats.body_len + excluded.body_len, generation = search_stats.generation + 1`,
-		ws, docs, sign*lens[0], sign*lens[1], sign*lens[2], sign*lens[3])
+func (tx *Tx) adjustStats(ctx context.Context, ws int64, docs int, lens [SearchFields]int, sign int) error {
+	var sums strings.Builder
+	for _, c := range lenCols {
+		fmt.Fprintf(&sums, "%s = search_stats.%s + excluded.%s, ", c, c, c)
+	}
+	args := append([]any{ws, docs}, lenArgs(lens, sign)...)
+	_, err := tx.exec(ctx, `INSERT INTO search_stats (workspace_id, docs, `+lenColumns()+`) VALUES (`+placeholders(len(args))+`)
+		ON CONFLICT (workspace_id) DO UPDATE SET docs = search_stats.docs + excluded.docs, `+sums.String()+`generation = search_stats.generation + 1`, args...)
 	return err
 }
 
@@ -684,24 +699,35 @@ func (tx *Tx) PagesAfter(ctx context.Context, after int64, limit int) ([]atrium.
 // its history as they are. The rebuild it is part of started with
 // ClearPostings: the page is in no postings list.
 func (tx *Tx) ReindexPage(ctx context.Context, p *atrium.Page, idx PageIndex) error {
-	var old [4]int
-	err := tx.queryRow(ctx, "SELECT title_len, tags_len, headings_len, body_len FROM pages WHERE id = ?", p.ID).Scan(&old[0], &old[1], &old[2], &old[3])
+	var old [SearchFields]int
+	err := tx.queryRow(ctx, "SELECT "+lenColumns()+" FROM pages WHERE id = ?", p.ID).Scan(lenDest(&old)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return atrium.Errorf(atrium.ENotFound, "Page not found at path: %s", p.Path)
 	}
 	if err != nil {
 		return err
 	}
-	if _, err := tx.exec(ctx, "UPDATE pages SET headings = ?, title_len = ?, tags_len = ?, headings_len = ?, body_len = ? WHERE id = ?",
-		idx.Headings, idx.Lens[0], idx.Lens[1], idx.Lens[2], idx.Lens[3], p.ID); err != nil {
+	if err := tx.setDerived(ctx, p.ID, idx); err != nil {
 		return err
 	}
 	return tx.replaceIndex(ctx, p, old, idx, rebuilt)
 }
 
+// setDerived writes what the page's row keeps of idx: its headings, field
+// lengths and field texts.
+func (tx *Tx) setDerived(ctx context.Context, page int64, idx PageIndex) error {
+	texts, err := json.Marshal(nonNil(idx.Texts))
+	if err != nil {
+		return err
+	}
+	args := append([]any{idx.Headings, string(texts)}, lenArgs(idx.Lens, 1)...)
+	_, err = tx.exec(ctx, "UPDATE pages SET headings = ?, field_texts = ?, "+lenSets()+" WHERE id = ?", append(args, page)...)
+	return err
+}
+
 // replaceIndex moves the workspace's search figures from the page's old
 // field lengths to idx's and rewrites its index entries.
-func (tx *Tx) replaceIndex(ctx context.Context, p *atrium.Page, old [4]int, idx PageIndex, state indexState) error {
+func (tx *Tx) replaceIndex(ctx context.Context, p *atrium.Page, old [SearchFields]int, idx PageIndex, state indexState) error {
 	if err := tx.adjustStats(ctx, p.WorkspaceID, 0, old, -1); err != nil {
 		return err
 	}
@@ -755,4 +781,16 @@ func (tx *Tx) ChildFolders(ctx context.Context, ws int64, parent, after string, 
 		err = sc.Scan(&f.Path, &f.Pages, &f.Public)
 		return f, err
 	}, q+" ORDER BY path_key LIMIT ?", ws, parent, after, limit)
+}
+
+// PageStamp returns the row ID, revision and access of the page at path
+// (any case) in workspace ws, or not_found: what a cache of something
+// derived from the page checks it against, without reading the page.
+func (tx *Tx) PageStamp(ctx context.Context, ws int64, path string) (id, revision int64, access atrium.Access, err error) {
+	var a string
+	err = tx.queryRow(ctx, "SELECT id, revision, access FROM pages WHERE workspace_id = ? AND path_key = ?", ws, PathKey(path)).Scan(&id, &revision, &a)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, "", atrium.Errorf(atrium.ENotFound, "Page not found at path: %s", path)
+	}
+	return id, revision, atrium.Access(a), err
 }

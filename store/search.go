@@ -238,22 +238,57 @@ func (tx *Tx) DocFreq(ctx context.Context, ws int64, token string) (int, error) 
 	return tx.CountCandidates(ctx, ws, Match{AllOf: []string{token}}, CandidateFilter{IncludePrivate: true})
 }
 
+// SearchFields is how many fields search scores (search.NumFields). The
+// store keeps each page's count of search tokens in each, and each
+// workspace's totals, in the columns lenCols names, in the fields' order.
+const SearchFields = 7
+
+var lenCols = [SearchFields]string{"title_len", "tags_len", "headings_len", "body_len", "aliases_len", "summary_len", "meta_len"}
+
+// lenColumns is lenCols as a column list.
+func lenColumns() string { return strings.Join(lenCols[:], ", ") }
+
+// lenSets is "title_len = ?, …" for an UPDATE.
+func lenSets() string { return strings.Join(lenCols[:], " = ?, ") + " = ?" }
+
+func lenArgs(lens [SearchFields]int, sign int) []any {
+	out := make([]any, SearchFields)
+	for i, l := range lens {
+		out[i] = sign * l
+	}
+	return out
+}
+
+func lenDest(lens *[SearchFields]int) []any {
+	out := make([]any, SearchFields)
+	for i := range lens {
+		out[i] = &lens[i]
+	}
+	return out
+}
+
 // SearchStats are the corpus figures of BM25: documents and the total search
-// tokens of each field (title, tags, headings, body); and the index's
+// tokens of each field (see SearchFields); and the index's
 // generation, which every change to the workspace's index raises in the same
 // transaction: figures derived from the index (document frequencies) hold
 // while it is the same.
 type SearchStats struct {
 	Docs       int
-	Lens       [4]int64
+	Lens       [SearchFields]int64
 	Generation int64
 }
 
 // SearchStats returns the search figures of workspace ws.
 func (tx *Tx) SearchStats(ctx context.Context, ws int64) (SearchStats, error) {
 	var s SearchStats
-	err := tx.queryRow(ctx, "SELECT COALESCE(MAX(docs), 0), COALESCE(MAX(title_len), 0), COALESCE(MAX(tags_len), 0), COALESCE(MAX(headings_len), 0), COALESCE(MAX(body_len), 0), COALESCE(MAX(generation), 0) FROM search_stats WHERE workspace_id = ?", ws).
-		Scan(&s.Docs, &s.Lens[0], &s.Lens[1], &s.Lens[2], &s.Lens[3], &s.Generation)
+	cols := "COALESCE(MAX(docs), 0)"
+	dest := []any{&s.Docs}
+	for i, c := range lenCols {
+		cols += ", COALESCE(MAX(" + c + "), 0)"
+		dest = append(dest, &s.Lens[i])
+	}
+	err := tx.queryRow(ctx, "SELECT "+cols+", COALESCE(MAX(generation), 0) FROM search_stats WHERE workspace_id = ?", ws).
+		Scan(append(dest, &s.Generation)...)
 	return s, err
 }
 
@@ -267,7 +302,8 @@ type SearchDoc struct {
 	Content  string
 	Access   atrium.Access
 	UID      string
-	Lens     [4]int // search tokens in title, tags, headings, body
+	Lens     [SearchFields]int // search tokens in each field
+	Texts    []string          // the texts of the fields after the body (PageIndex.Texts)
 }
 
 // SearchDocs loads candidates for ranking.
@@ -277,16 +313,19 @@ func (tx *Tx) SearchDocs(ctx context.Context, ids []int64) ([]SearchDoc, error) 
 	}
 	args := idArgs(ids)
 	return queryAll(ctx, tx, func(sc scanner) (d SearchDoc, err error) {
-		var tags, access string
-		if err := sc.Scan(&d.ID, &d.UID, &d.Path, &d.Title, &tags, &d.Headings, &d.Content, &access, &d.Lens[0], &d.Lens[1], &d.Lens[2], &d.Lens[3]); err != nil {
+		var tags, access, texts string
+		if err := sc.Scan(append([]any{&d.ID, &d.UID, &d.Path, &d.Title, &tags, &d.Headings, &d.Content, &access, &texts}, lenDest(&d.Lens)...)...); err != nil {
 			return d, err
 		}
 		d.Access = atrium.Access(access)
 		if err := jsonUnmarshalStrings(tags, &d.Tags); err != nil {
 			return d, err
 		}
+		if err := jsonUnmarshalStrings(texts, &d.Texts); err != nil {
+			return d, err
+		}
 		return d, nil
-	}, "SELECT id, uid, path, title, tags, headings, content, access, title_len, tags_len, headings_len, body_len FROM pages WHERE id IN ("+placeholders(len(ids))+")", args...)
+	}, "SELECT id, uid, path, title, tags, headings, content, access, field_texts, "+lenColumns()+" FROM pages WHERE id IN ("+placeholders(len(ids))+")", args...)
 }
 
 // FilterPages returns the IDs of the pages of workspace ws that f selects,

@@ -20,10 +20,10 @@ const live = " AND trashed_at IS NULL"
 // TrashPage moves p to the trash: it keeps its history, attachments and
 // threads, and leaves the folders, links, tags and search index.
 func (tx *Tx) TrashPage(ctx context.Context, p atrium.Page, actor int64) error {
-	var lens [4]int
+	var lens [SearchFields]int
 	var access string
-	err := tx.queryRow(ctx, "SELECT access, title_len, tags_len, headings_len, body_len FROM pages WHERE id = ?"+live, p.ID).
-		Scan(&access, &lens[0], &lens[1], &lens[2], &lens[3])
+	err := tx.queryRow(ctx, "SELECT access, "+lenColumns()+" FROM pages WHERE id = ?"+live, p.ID).
+		Scan(append([]any{&access}, lenDest(&lens)...)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return atrium.Errorf(atrium.ENotFound, "Page not found at path: %s", p.Path)
 	}
@@ -166,6 +166,11 @@ func (tx *Tx) RestorePage(ctx context.Context, p *atrium.Page, path string, idx 
 		return err
 	}
 	if err := tx.addFolders(ctx, p.WorkspaceID, path, 1, p.Access == atrium.AccessPublic); err != nil {
+		return err
+	}
+	// The row keeps what idx derives: a rebuild of the index while the page
+	// was in the trash passed it by.
+	if err := tx.setDerived(ctx, p.ID, idx); err != nil {
 		return err
 	}
 	if err := tx.adjustStats(ctx, p.WorkspaceID, 1, idx.Lens, 1); err != nil {

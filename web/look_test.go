@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/store"
 )
@@ -64,6 +65,20 @@ func TestPagesReadWell(t *testing.T) {
 	snippet := between(between(found, `href="/pages/docs/mw.md"`, `</li>`), `<p class="snippet">`, `</p>`)
 	if !strings.Contains(snippet, "<mark>Middlewares</mark> for security and the docs") || strings.ContainsAny(snippet, "*`[") {
 		t.Errorf("the snippet reads %q", snippet)
+	}
+	// Admins see what made each score, and the synonyms that did; writers
+	// only the results.
+	write("Settings/Synonyms.md", "- middlewares, interceptors\n")
+	_, _, why := s.send(t, "GET", "/search?q=interceptors", admin, nil, nil)
+	explained := between(between(why, `href="/pages/docs/mw.md"`, `</li>`), `<details class="explain">`, `</details>`)
+	for _, want := range []string{"Why this result: words ", "<strong>interceptors</strong>", "body ×1;", "through “middlewares”"} {
+		if !strings.Contains(explained, want) {
+			t.Errorf("the explanation lacks %q: %q", want, explained)
+		}
+	}
+	writer, _ := s.token(t, "wim", atrium.RoleWriter, "")
+	if _, _, page := s.send(t, "GET", "/search?q=interceptors", writer, nil, nil); !strings.Contains(page, "docs/mw.md") || strings.Contains(page, `class="explain"`) {
+		t.Errorf("a writer's results: %s", between(page, `<main`, `</main>`))
 	}
 
 	if _, _, err := s.ids.Login(context.Background(), admin, "", "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15"); err != nil {

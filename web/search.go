@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/markdown"
 	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/search"
@@ -40,14 +41,17 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 			tags = append(tags, t)
 		}
 	}
-	res, err := h.Services.Pages.Search(r.Context(), pages.SearchRequest{Query: v.Query, Path: v.Path, Tags: tags, Cursor: q.Get("cursor")})
+	// Admins, who tune the vault, see what made each score.
+	a := atrium.ActorFromContext(r.Context())
+	explain := a != nil && a.Role == atrium.RoleAdmin
+	res, err := h.Services.Pages.Search(r.Context(), pages.SearchRequest{Query: v.Query, Path: v.Path, Tags: tags, Cursor: q.Get("cursor"), Explain: explain})
 	if err != nil {
 		h.renderError(w, r, err, "search", &v)
 		return
 	}
-	parsed, _ := search.ParseQuery(v.Query)
+	// The query as ranked: its words' synonyms are marked too.
 	for _, hit := range res.Hits {
-		v.Hits = append(v.Hits, searchHit{Hit: hit, Snippet: highlight(readable(hit.Context), parsed)})
+		v.Hits = append(v.Hits, searchHit{Hit: hit, Snippet: highlight(readable(hit.Context), res.Query)})
 	}
 	v.Total, v.Note = res.Total, res.Note
 	if res.NextCursor != "" {
