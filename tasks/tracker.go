@@ -16,8 +16,10 @@ type Tracker interface {
 	Issue(ctx context.Context, number int) (Issue, error)
 	// IssuesSince lists the issues updated at or after since (all when
 	// zero), oldest change first. Unchanged reports that the tracker said
-	// nothing changed since the last identical request (a 304: free).
-	IssuesSince(ctx context.Context, since time.Time) (issues []Issue, unchanged bool, err error)
+	// nothing changed since the last identical request (a 304: free); etag
+	// is that request's answer as a previous call returned it (next), kept
+	// by the caller across processes.
+	IssuesSince(ctx context.Context, since time.Time, etag string) (issues []Issue, next string, unchanged bool, err error)
 	CreateIssue(ctx context.Context, f IssueFields) (Issue, error)
 	UpdateIssue(ctx context.Context, number int, f IssueFields) (Issue, error)
 	// Comments is get_comments: the issue's comments, oldest first.
