@@ -119,7 +119,13 @@ func emit(ctx context.Context, tx *store.Tx, a *atrium.Actor, kind string, t atr
 			e.FromDesk = ""
 		}
 	}
-	return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, kind, subject(t.Number), e)
+	if err := tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, kind, subject(t.Number), e); err != nil {
+		return err
+	}
+	if t.Kind == atrium.KindTask { // a desk's todo is nobody's issue
+		return tx.AddTrackerOutbox(ctx, a.Workspace.ID, t.ID, e.Comment, kind)
+	}
+	return nil
 }
 
 // deskOf is whose desk todo t is on: its assignee's, or its creator's while

@@ -130,6 +130,7 @@ every caller the local admin and is only allowed on a loopback address.`,
 			}
 			defer a.Close()
 			go a.PurgeTrash(ctx)
+			go syncTrackers(ctx, a.Tasks, a.Log)
 			boot, err := a.Identity.Bootstrap(ctx, mode == authn.ModeToken)
 			if err != nil {
 				return err

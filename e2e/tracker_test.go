@@ -1,0 +1,193 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/atrium-hq/atrium/trackers/githubfake"
+)
+
+// trackerEnv is the CLI's environment for the tracker tests: the fake's
+// token, and proxies that lead nowhere, so a call that is not to loopback
+// (which Go never proxies) would fail the sync instead of reaching out.
+func trackerEnv() []string {
+	return []string{"GITHUB_TOKEN=tok", "ATRIUM_AGENT=dede", "HTTPS_PROXY=http://127.0.0.1:9", "HTTP_PROXY=http://127.0.0.1:9", "NO_PROXY=", "no_proxy="}
+}
+
+func trackerCLI(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, errOut, code := runAtrium(t, trackerEnv(), append([]string{"--data-dir", dir}, args...)...)
+	if code != 0 {
+		t.Fatalf("atrium %v: exit %d\n%s%s", args, code, out, errOut)
+	}
+	return out
+}
+
+type syncReport struct {
+	IssuesCreated, CommentsPushed, Recovered, Pushed, Pending, CommentsPulled, TasksCreated, Conflicts, Calls, NotModified, RateRemaining int
+}
+
+func trackerSync(t *testing.T, dir string) syncReport {
+	t.Helper()
+	out := trackerCLI(t, dir, "tracker", "sync", "--json")
+	var r struct {
+		IssuesCreated  int `json:"issues_created"`
+		CommentsPushed int `json:"comments_pushed"`
+		Recovered      int `json:"recovered"`
+		Pushed         int `json:"pushed"`
+		Pending        int `json:"pending"`
+		CommentsPulled int `json:"comments_pulled"`
+		TasksCreated   int `json:"tasks_created"`
+		Conflicts      int `json:"conflicts"`
+		Calls          int `json:"calls"`
+		NotModified    int `json:"not_modified"`
+		RateRemaining  int `json:"rate_remaining"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("sync report %q: %v", out, err)
+	}
+	return syncReport(r)
+}
+
+// TestTrackerMirrorsTasksToGitHub: 002's flow mirrored comment by comment,
+// a sync killed (SIGKILL) between GitHub's create and the outbox's record,
+// three rounds, leaves no duplicate and no gap; a comment made on GitHub
+// comes in once; an unchanged repository costs no budget; an issue filed on
+// GitHub becomes a task.
+func TestTrackerMirrorsTasksToGitHub(t *testing.T) {
+	fake := githubfake.Start()
+	defer fake.Close()
+	fake.Token, fake.MaxPerPage = "tok", 2 // pages of 2: the Link header is followed
+	dir := t.TempDir()
+	const repo = "acme/app"
+
+	trackerCLI(t, dir, "call", "task_create", "title=Add user authentication", "body=OAuth login for the web app")
+	trackerCLI(t, dir, "tracker", "link", "github", repo, "--api-url", fake.URL)
+	trackerCLI(t, dir, "call", "task_update_status", "issue_number=1", "status=reading the spec")
+	trackerCLI(t, dir, "call", "task_ask_question", "issue_number=1", "target=dede", "question=Which provider?")
+	trackerCLI(t, dir, "call", "task_post_comment", "issue_number=1", "comment=Draft plan is up")
+	trackerCLI(t, dir, "call", "task_create", "title=Second task")
+
+	// Three syncs, each killed with SIGKILL right after GitHub made
+	// something and before it answered: the outbox never learns of it.
+	for round := range 3 {
+		cmd := exec.Command(binary, "--data-dir", dir, "tracker", "sync")
+		cmd.Env = append(cleanEnv(), trackerEnv()...)
+		var outb syncBuffer
+		cmd.Stdout, cmd.Stderr = &outb, &outb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		dead := make(chan struct{})
+		go func() { cmd.Wait(); close(dead) }()
+		var killed bool
+		fake.OnCreate(func(kind string, n int) {
+			if !killed {
+				killed = true
+				cmd.Process.Kill()
+				<-dead // dead before GitHub answers
+			}
+		})
+		select {
+		case <-dead:
+		case <-time.After(30 * time.Second):
+			t.Fatal("sync did not end")
+		}
+		fake.OnCreate(nil)
+		if !killed {
+			t.Fatalf("round %d: the sync made nothing to be killed after:\n%s", round, outb.String())
+		}
+	}
+	r := trackerSync(t, dir)
+	if r.Recovered == 0 || r.Pending != 0 {
+		t.Errorf("after the crashes: %+v, want something recovered and nothing pending", r)
+	}
+	issues := fake.Issues(repo)
+	if len(issues) != 2 {
+		t.Fatalf("%d issues on GitHub, want 2 (one per task): %+v", len(issues), issues)
+	}
+	if !strings.Contains(issues[0].Body, "<!-- atrium:task:") || issues[0].Title != "Add user authentication" {
+		t.Errorf("issue 1: %+v", issues[0])
+	}
+	cs := fake.Comments(repo, 1)
+	want := []string{"📍 Status: reading the spec", "❓ @dede Question: Which provider?", "Draft plan is up"}
+	if len(cs) != len(want) {
+		t.Fatalf("%d comments on issue 1, want %d:\n%+v", len(cs), len(want), cs)
+	}
+	for i, c := range cs {
+		if !strings.Contains(c.Body, want[i]) || !strings.Contains(c.Body, "<!-- atrium:comment:") || !strings.Contains(c.Body, "**@dede**") {
+			t.Errorf("comment %d: %q, want it to say %q with its author and marker", i, c.Body, want[i])
+		}
+	}
+
+	// A comment and a new issue made on GitHub come in, once.
+	fake.AddComment(repo, 1, "octocat", "❓ Does it need SSO?")
+	fake.FileIssue(repo, "octocat", "Filed on GitHub", "please")
+	r = trackerSync(t, dir)
+	if r.CommentsPulled != 1 || r.TasksCreated != 1 {
+		t.Errorf("pull: %+v, want 1 comment and 1 task", r)
+	}
+	trackerSync(t, dir)
+	out := trackerCLI(t, dir, "call", "task_get_comments", "issue_number=1")
+	if n := strings.Count(out, "Does it need SSO?"); n != 1 || !strings.Contains(out, "gh-octocat") {
+		t.Errorf("the GitHub comment is in Atrium %d times (want once, by gh-octocat):\n%s", n, out)
+	}
+	if got := fake.Comments(repo, 1); len(got) != 4 {
+		t.Errorf("%d comments on GitHub after the pull, want 4 (the pulled one not pushed back)", len(got))
+	}
+	if out := trackerCLI(t, dir, "call", "task_get_context", "issue_number=3"); !strings.Contains(out, "Filed on GitHub") {
+		t.Errorf("the issue filed on GitHub is not task #3:\n%s", out)
+	}
+	if is := fake.Issues(repo); len(is) != 3 || !strings.Contains(is[2].Body, "<!-- atrium:task:") {
+		t.Errorf("the adopted issue did not get its marker: %+v", is)
+	}
+
+	// Unchanged on both sides: the poll costs nothing.
+	trackerSync(t, dir)
+	used := fake.Used()
+	r = trackerSync(t, dir)
+	if fake.Used() != used || r.NotModified == 0 {
+		t.Errorf("an unchanged sync cost %d of the budget (report %+v), want 0", fake.Used()-used, r)
+	}
+	st := trackerCLI(t, dir, "tracker", "status")
+	for _, w := range []string{"github acme/app", "3 issues", "pending:   0", "left"} {
+		if !strings.Contains(st, w) {
+			t.Errorf("status lacks %q:\n%s", w, st)
+		}
+	}
+}
+
+// TestTrackerConflictIsListed: a status changed on both sides since they
+// agreed is listed in the status, and Atrium's value stays.
+func TestTrackerConflictIsListed(t *testing.T) {
+	fake := githubfake.Start()
+	defer fake.Close()
+	fake.Token = "tok"
+	dir := t.TempDir()
+	const repo = "acme/app"
+	trackerCLI(t, dir, "tracker", "link", "github", repo, "--api-url", fake.URL)
+	trackerCLI(t, dir, "call", "task_create", "title=Both sides")
+	trackerSync(t, dir)
+	fake.Edit(repo, 1, func(i *githubfake.Issue) { i.State = "closed" })
+	trackerCLI(t, dir, "call", "task_update", "issue_number=1", "status=in_progress")
+	r := trackerSync(t, dir)
+	if r.Conflicts != 1 {
+		t.Errorf("report %+v, want 1 conflict", r)
+	}
+	st := trackerCLI(t, dir, "tracker", "status")
+	if !strings.Contains(st, "conflicts: 1") || !strings.Contains(st, "#1 state") {
+		t.Errorf("status does not list the conflict:\n%s", st)
+	}
+	if is := fake.Issues(repo); is[0].State != "open" {
+		t.Errorf("Atrium's status was not kept on GitHub: %+v", is[0])
+	}
+	// An issue changed only on GitHub flows in.
+	fake.Edit(repo, 1, func(i *githubfake.Issue) { i.State = "closed" })
+	trackerSync(t, dir)
+	if out := trackerCLI(t, dir, "call", "task_get_context", "issue_number=1"); !strings.Contains(out, `"done"`) {
+		t.Errorf("closed on GitHub, the task is not done:\n%s", out)
+	}
+}

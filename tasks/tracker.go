@@ -1,0 +1,71 @@
+package tasks
+
+import (
+	"context"
+	"time"
+)
+
+// A Tracker is an outside issue tracker that a workspace's tasks are mirrored
+// to (GitHub first; Jira and Linear later), shaped like 002's adapter:
+// get_issue_context, post_comment, add_label, remove_label, get_comments,
+// plus what a mirror needs (create and update an issue, list what changed).
+// Implementations live in their own packages (trackers/github) and import
+// only the root and their client; nothing here knows their types.
+type Tracker interface {
+	// Issue is get_issue_context: the issue and its fields.
+	Issue(ctx context.Context, number int) (Issue, error)
+	// IssuesSince lists the issues updated at or after since (all when
+	// zero), oldest change first. Unchanged reports that the tracker said
+	// nothing changed since the last identical request (a 304: free); etag
+	// is that request's answer as a previous call returned it (next), kept
+	// by the caller across processes.
+	IssuesSince(ctx context.Context, since time.Time, etag string) (issues []Issue, next string, unchanged bool, err error)
+	CreateIssue(ctx context.Context, f IssueFields) (Issue, error)
+	UpdateIssue(ctx context.Context, number int, f IssueFields) (Issue, error)
+	// Comments is get_comments: the issue's comments, oldest first.
+	Comments(ctx context.Context, number int) ([]IssueComment, error)
+	PostComment(ctx context.Context, number int, body string) (IssueComment, error)
+	AddLabel(ctx context.Context, number int, label string) error
+	RemoveLabel(ctx context.Context, number int, label string) error
+	// Budget is what the tracker's rate limit leaves, and the calls made.
+	Budget() Budget
+}
+
+// An Issue is an issue of a tracker.
+type Issue struct {
+	Number    int
+	Title     string
+	Body      string
+	Closed    bool
+	Labels    []string
+	Author    string // login
+	UpdatedAt time.Time
+	// PullRequest is set for GitHub pull requests, which its issue lists
+	// include; they are not mirrored.
+	PullRequest bool
+}
+
+// IssueFields is what a create or update sets; nil leaves a field as it is.
+type IssueFields struct {
+	Title  *string
+	Body   *string
+	Closed *bool
+	Labels *[]string
+}
+
+// An IssueComment is one comment of an issue.
+type IssueComment struct {
+	ID        int64
+	Body      string
+	Author    string // login
+	CreatedAt time.Time
+}
+
+// Budget is a tracker's rate budget as last reported, and the calls this
+// client made (NotModified of them answered 304, which cost none).
+type Budget struct {
+	Limit, Remaining int
+	Reset            time.Time
+	Calls            int
+	NotModified      int
+}

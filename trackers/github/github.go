@@ -1,0 +1,398 @@
+// Package github is the GitHub Issues tracker adapter of the tasks service:
+// it implements tasks.Tracker over go-github, which it wraps so that no
+// go-github type leaves this package (go-github takes a new major version
+// every few weeks; only this file follows it). It imports only the root,
+// the tasks service's interface and its client.
+package github
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	gh "github.com/google/go-github/v93/github"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/tasks"
+)
+
+// DefaultAPIURL is github.com's REST root.
+const DefaultAPIURL = "https://api.github.com/"
+
+// Config says which repository and how to reach it.
+type Config struct {
+	Owner, Repo string
+	// APIURL is the REST root: empty for github.com; GitHub Enterprise
+	// Server's https://HOST/api/v3/; a test's fake.
+	APIURL string
+	// Token authenticates (GITHUB_TOKEN); never taken from a command line.
+	Token string
+	// Transport carries the requests; nil: http.DefaultTransport.
+	Transport http.RoundTripper
+	// MaxRetries is how often a 5xx or a secondary rate limit is retried
+	// (default 3); MaxWait caps one wait (default 1 minute).
+	MaxRetries int
+	MaxWait    time.Duration
+}
+
+// Client is a repository's issues as a tasks.Tracker.
+type Client struct {
+	c           *gh.Client
+	owner, repo string
+	t           *transport
+}
+
+var _ tasks.Tracker = (*Client)(nil)
+
+// New returns the client of cfg's repository.
+func New(cfg Config) (*Client, error) {
+	if cfg.Owner == "" || cfg.Repo == "" {
+		return nil, atrium.Errorf(atrium.EInvalid, "a repository is OWNER/REPO")
+	}
+	base := cfg.APIURL
+	if base == "" {
+		base = DefaultAPIURL
+	}
+	if !strings.HasSuffix(base, "/") {
+		base += "/"
+	}
+	next := cfg.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	t := &transport{next: next, token: cfg.Token, etags: map[string]cached{}, retries: cfg.MaxRetries, maxWait: cfg.MaxWait}
+	if t.retries == 0 {
+		t.retries = 3
+	}
+	if t.maxWait == 0 {
+		t.maxWait = time.Minute
+	}
+	c, err := gh.NewClient(gh.WithHTTPClient(&http.Client{Transport: t, Timeout: 30 * time.Second}), gh.WithURLs(&base, &base), gh.WithUserAgent("atrium/"+atrium.Version))
+	if err != nil {
+		return nil, atrium.Errorf(atrium.EInvalid, "api url %q: %v", base, err)
+	}
+	return &Client{c: c, owner: cfg.Owner, repo: cfg.Repo, t: t}, nil
+}
+
+// ParseRepo splits OWNER/REPO.
+func ParseRepo(s string) (owner, repo string, err error) {
+	owner, repo, ok := strings.Cut(s, "/")
+	if !ok || owner == "" || repo == "" || strings.Contains(repo, "/") {
+		return "", "", atrium.Errorf(atrium.EInvalid, "a repository is OWNER/REPO, not %q", s)
+	}
+	return owner, repo, nil
+}
+
+func (c *Client) Issue(ctx context.Context, number int) (tasks.Issue, error) {
+	i, _, err := c.c.Issues.Get(ctx, c.owner, c.repo, number)
+	if err != nil {
+		return tasks.Issue{}, wrap(err, "get issue %d", number)
+	}
+	return issue(i), nil
+}
+
+func (c *Client) IssuesSince(ctx context.Context, since time.Time, etag string) ([]tasks.Issue, string, bool, error) {
+	opt := &gh.IssueListByRepoOptions{State: "all", Sort: "updated", Direction: "asc", Since: since, ListOptions: gh.ListOptions{PerPage: 100}}
+	var out []tasks.Issue
+	first := ""
+	for {
+		pctx := ctx
+		if opt.ListOptions.Page == 0 && etag != "" {
+			pctx = context.WithValue(ctx, ifNoneMatch{}, etag)
+		}
+		is, resp, err := c.c.Issues.ListByRepo(pctx, c.owner, c.repo, opt)
+		if err != nil {
+			return nil, "", false, wrap(err, "list issues")
+		}
+		if opt.ListOptions.Page == 0 {
+			first = resp.Header.Get("ETag")
+			if resp.Header.Get(fromCache) != "" {
+				return nil, first, true, nil // the first page is as it was: so is the rest
+			}
+		}
+		for _, i := range is {
+			out = append(out, issue(i))
+		}
+		if resp.NextPage == 0 {
+			return out, first, false, nil
+		}
+		opt.ListOptions.Page = resp.NextPage
+	}
+}
+
+// ifNoneMatch carries, in a request's context, an ETag its caller kept.
+type ifNoneMatch struct{}
+
+func (c *Client) CreateIssue(ctx context.Context, f tasks.IssueFields) (tasks.Issue, error) {
+	r := gh.CreateIssueRequest{Body: f.Body}
+	if f.Title != nil {
+		r.Title = *f.Title
+	}
+	if f.Labels != nil {
+		r.Labels = *f.Labels
+	}
+	i, _, err := c.c.Issues.Create(ctx, c.owner, c.repo, r)
+	if err != nil {
+		return tasks.Issue{}, wrap(err, "create issue")
+	}
+	if f.Closed != nil && *f.Closed { // an issue is made open
+		return c.UpdateIssue(ctx, i.GetNumber(), tasks.IssueFields{Closed: f.Closed})
+	}
+	return issue(i), nil
+}
+
+func (c *Client) UpdateIssue(ctx context.Context, number int, f tasks.IssueFields) (tasks.Issue, error) {
+	r := gh.UpdateIssueRequest{Title: f.Title, Body: f.Body}
+	if f.Labels != nil {
+		r.Labels = append([]string{}, *f.Labels...)
+	}
+	if f.Closed != nil {
+		state := "open"
+		if *f.Closed {
+			state = "closed"
+		}
+		r.State = &state
+	}
+	i, _, err := c.c.Issues.Update(ctx, c.owner, c.repo, number, r)
+	if err != nil {
+		return tasks.Issue{}, wrap(err, "update issue %d", number)
+	}
+	return issue(i), nil
+}
+
+func (c *Client) Comments(ctx context.Context, number int) ([]tasks.IssueComment, error) {
+	opt := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
+	var out []tasks.IssueComment
+	for {
+		cs, resp, err := c.c.Issues.ListComments(ctx, c.owner, c.repo, number, opt)
+		if err != nil {
+			return nil, wrap(err, "list comments of issue %d", number)
+		}
+		for _, x := range cs {
+			out = append(out, comment(x))
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opt.Page = resp.NextPage
+	}
+}
+
+func (c *Client) PostComment(ctx context.Context, number int, body string) (tasks.IssueComment, error) {
+	x, _, err := c.c.Issues.CreateComment(ctx, c.owner, c.repo, number, gh.IssueCommentRequest{Body: body})
+	if err != nil {
+		return tasks.IssueComment{}, wrap(err, "comment on issue %d", number)
+	}
+	return comment(x), nil
+}
+
+func (c *Client) AddLabel(ctx context.Context, number int, label string) error {
+	_, _, err := c.c.Issues.AddLabelsToIssue(ctx, c.owner, c.repo, number, []string{label})
+	return wrap(err, "label issue %d", number)
+}
+
+func (c *Client) RemoveLabel(ctx context.Context, number int, label string) error {
+	_, err := c.c.Issues.RemoveLabelForIssue(ctx, c.owner, c.repo, number, label)
+	var e *gh.ErrorResponse
+	if errors.As(err, &e) && e.Response != nil && e.Response.StatusCode == http.StatusNotFound {
+		return nil // not there: what was asked
+	}
+	return wrap(err, "unlabel issue %d", number)
+}
+
+func (c *Client) Budget() tasks.Budget { return c.t.budget() }
+
+func issue(i *gh.Issue) tasks.Issue {
+	out := tasks.Issue{Number: i.GetNumber(), Title: i.GetTitle(), Body: i.GetBody(), Closed: i.GetState() == "closed",
+		Author: i.GetUser().GetLogin(), UpdatedAt: i.GetUpdatedAt().Time, PullRequest: i.PullRequestLinks != nil, Labels: []string{}}
+	for _, l := range i.Labels {
+		out.Labels = append(out.Labels, l.GetName())
+	}
+	return out
+}
+
+func comment(x *gh.IssueComment) tasks.IssueComment {
+	return tasks.IssueComment{ID: x.GetID(), Body: x.GetBody(), Author: x.GetUser().GetLogin(), CreatedAt: x.GetCreatedAt().Time}
+}
+
+// wrap gives go-github's errors Atrium's codes, and keeps no go-github type.
+func wrap(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	what := fmt.Sprintf(format, args...)
+	var e *gh.ErrorResponse
+	if errors.As(err, &e) && e.Response != nil {
+		switch e.Response.StatusCode {
+		case http.StatusNotFound:
+			return atrium.Errorf(atrium.ENotFound, "github: %s: not found", what)
+		case http.StatusUnprocessableEntity:
+			return atrium.Errorf(atrium.EInvalid, "github: %s: %s", what, e.Message)
+		case http.StatusUnauthorized, http.StatusForbidden:
+			return atrium.Errorf(atrium.EPermission, "github: %s: %s", what, e.Message)
+		}
+		return fmt.Errorf("github: %s: %d %s", what, e.Response.StatusCode, e.Message)
+	}
+	var rl *gh.RateLimitError
+	if errors.As(err, &rl) {
+		return fmt.Errorf("github: %s: rate limit exhausted until %s", what, rl.Rate.Reset.Time.Format(time.RFC3339))
+	}
+	return fmt.Errorf("github: %s: %w", what, err)
+}
+
+// fromCache marks a response the transport replayed from its ETag cache
+// after a 304.
+const fromCache = "X-Atrium-From-Cache"
+
+type cached struct {
+	etag   string
+	header http.Header
+	body   []byte
+}
+
+// transport authenticates, counts calls, reads the rate budget, makes GETs
+// conditional (an ETag per URL, kept per client and so per token: a 304
+// costs no budget), and retries secondary rate limits and 5xx answers.
+type transport struct {
+	next    http.RoundTripper
+	token   string
+	retries int
+	maxWait time.Duration
+
+	mu          sync.Mutex
+	etags       map[string]cached
+	calls, n304 int
+	limit, rem  int
+	reset       time.Time
+	seen        bool
+}
+
+func (t *transport) budget() tasks.Budget {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := tasks.Budget{Calls: t.calls, NotModified: t.n304, Limit: -1, Remaining: -1}
+	if t.seen {
+		b.Limit, b.Remaining, b.Reset = t.limit, t.rem, t.reset
+	}
+	return b
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil {
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		body = b
+	}
+	key := req.URL.String()
+	for attempt := 0; ; attempt++ {
+		r := req.Clone(req.Context())
+		if body != nil {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		if t.token != "" {
+			r.Header.Set("Authorization", "Bearer "+t.token)
+		}
+		t.mu.Lock()
+		c, ok := t.etags[key]
+		t.calls++
+		t.mu.Unlock()
+		if kept, _ := req.Context().Value(ifNoneMatch{}).(string); kept != "" && (!ok || c.etag != kept) {
+			// The caller's ETag, from an earlier process: a 304 to it says
+			// nothing changed, which is all the caller asks, so no body.
+			c, ok = cached{etag: kept, header: http.Header{"Etag": {kept}}, body: []byte("[]")}, true
+		}
+		if req.Method == http.MethodGet && ok {
+			r.Header.Set("If-None-Match", c.etag)
+		}
+		resp, err := t.next.RoundTrip(r)
+		if err != nil {
+			return nil, err
+		}
+		t.observe(resp.Header)
+		if wait, retry := t.retryAfter(resp); retry && attempt < t.retries {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			select {
+			case <-time.After(wait):
+				continue
+			case <-req.Context().Done():
+				return nil, req.Context().Err()
+			}
+		}
+		switch {
+		case resp.StatusCode == http.StatusNotModified && ok:
+			resp.Body.Close()
+			t.mu.Lock()
+			t.n304++
+			t.mu.Unlock()
+			h := c.header.Clone()
+			h.Set(fromCache, "1")
+			for _, k := range []string{"X-Ratelimit-Remaining", "X-Ratelimit-Limit", "X-Ratelimit-Reset"} {
+				if v := resp.Header.Get(k); v != "" {
+					h.Set(k, v)
+				}
+			}
+			return &http.Response{Status: "200 OK", StatusCode: 200, Proto: resp.Proto, ProtoMajor: resp.ProtoMajor, ProtoMinor: resp.ProtoMinor,
+				Header: h, Body: io.NopCloser(bytes.NewReader(c.body)), ContentLength: int64(len(c.body)), Request: req}, nil
+		case req.Method == http.MethodGet && resp.StatusCode == http.StatusOK && resp.Header.Get("ETag") != "":
+			b, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				return nil, err
+			}
+			t.mu.Lock()
+			t.etags[key] = cached{etag: resp.Header.Get("ETag"), header: resp.Header.Clone(), body: b}
+			t.mu.Unlock()
+			resp.Body = io.NopCloser(bytes.NewReader(b))
+		}
+		return resp, nil
+	}
+}
+
+func (t *transport) observe(h http.Header) {
+	rem, err := strconv.Atoi(h.Get("X-RateLimit-Remaining"))
+	if err != nil {
+		return
+	}
+	limit, _ := strconv.Atoi(h.Get("X-RateLimit-Limit"))
+	reset, _ := strconv.ParseInt(h.Get("X-RateLimit-Reset"), 10, 64)
+	t.mu.Lock()
+	t.seen, t.rem, t.limit, t.reset = true, rem, limit, time.Unix(reset, 0)
+	t.mu.Unlock()
+}
+
+// retryAfter says whether resp is worth another try, and after how long: a
+// secondary rate limit (403 or 429 with Retry-After, or with the primary
+// budget left) or a 5xx. An exhausted primary budget is not waited out here:
+// the caller stops and the next sync resumes.
+func (t *transport) retryAfter(resp *http.Response) (time.Duration, bool) {
+	var wait time.Duration
+	switch {
+	case resp.StatusCode >= 500:
+		wait = 500 * time.Millisecond
+	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusForbidden:
+		ra := resp.Header.Get("Retry-After")
+		if ra == "" {
+			return 0, false
+		}
+		s, err := strconv.Atoi(ra)
+		if err != nil {
+			return 0, false
+		}
+		wait = time.Duration(s) * time.Second
+	default:
+		return 0, false
+	}
+	return min(wait, t.maxWait), true
+}
