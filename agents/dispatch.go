@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -64,7 +65,7 @@ type dispatcher struct {
 // process or replica), when kicked, and every Poll for retries and leases.
 func (d *dispatcher) run(ctx context.Context) {
 	events, stop := d.s.db.Subscribe(256)
-	defer stop()
+	defer func() { stop() }() // the subscription of the moment: it is renewed below
 	t := time.NewTicker(time.Duration(cmp(int(d.cfg.Poll), int(time.Second))))
 	defer t.Stop()
 	defer d.wg.Wait()
@@ -74,8 +75,8 @@ func (d *dispatcher) run(ctx context.Context) {
 			return
 		case e, ok := <-events:
 			if !ok {
+				stop()
 				events, stop = d.s.db.Subscribe(256)
-				defer stop()
 				continue
 			}
 			if !strings.HasPrefix(e.Kind, "task.") && !strings.HasPrefix(e.Kind, "agent.") {
@@ -250,7 +251,7 @@ func (d *dispatcher) delivered(ctx context.Context, ds []store.DeliveryRow, sess
 	}
 	var left []store.DeliveryRow
 	for _, r := range ds {
-		if !containsID(done, r.ID) {
+		if !slices.Contains(done, r.ID) {
 			left = append(left, r)
 		}
 	}
@@ -316,8 +317,8 @@ func (d *dispatcher) actorFor(ctx context.Context, r store.DeliveryRow) (*atrium
 func wakeWhy(ds []store.DeliveryRow) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Atrium woke you for task #%d (%s)", ds[0].TaskNumber, ds[0].TaskTitle)
-	if ds[0].SessionID == 0 && ds[0].Attempts > 1 {
-		b.WriteString("; an earlier session of yours ended before it read this")
+	if n := ds[0].Attempts; n > 1 {
+		fmt.Fprintf(&b, " (attempt %d: an earlier one did not reach you)", n)
 	}
 	b.WriteString(":\n")
 	writeItems(&b, ds)
@@ -379,15 +380,6 @@ func deliveryIDs(ds []store.DeliveryRow) []int64 {
 
 func deliveryEvent(ds []store.DeliveryRow, state string) map[string]any {
 	return map[string]any{"deliveries": deliveryIDs(ds), "state": state, "task": ds[0].TaskNumber}
-}
-
-func containsID(ids []int64, id int64) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }
 
 func cmpDur(v, def time.Duration) time.Duration {

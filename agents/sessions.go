@@ -264,9 +264,10 @@ func (s *Service) start(ctx context.Context, a *atrium.Actor, r StartRequest, on
 // typeWhenIdle types a first prompt into a terminal once the CLI has drawn
 // its screen and gone quiet (at most 10 s after it starts).
 func typeWhenIdle(ru *run, prompt string) {
+	typist := &ptyChannel{ru: ru, typed: true}
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if ok, _ := (&ptyChannel{ru: ru, typed: true}).ready(); ok {
+		if ok, _ := typist.ready(); ok {
 			break
 		}
 		select {
@@ -275,7 +276,7 @@ func typeWhenIdle(ru *run, prompt string) {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	_ = (&ptyChannel{ru: ru, typed: true}).send(prompt)
+	_ = typist.send(prompt)
 }
 
 // withinLimits refuses a session past the agent's limit or the workspace's;

@@ -133,10 +133,12 @@ the server, which supervises them, so that they outlive this command and not the
 // asOperator runs fn on the local store as the workspace's admin: whoever
 // can run this command holds the database itself.
 func (g *globals) asOperator(cmd *cobra.Command, fn func(ctx context.Context, a *app) (any, error)) error {
-	return g.local(cmd, func(ctx context.Context, a *app) (any, error) {
-		admin := *atrium.ActorFromContext(ctx)
-		admin.Role = atrium.RoleAdmin
-		return fn(atrium.NewContextWithActor(ctx, &admin), a)
+	return g.withLocal(cmd, true, func(ctx context.Context, a *app) error {
+		out, err := fn(ctx, a)
+		if err != nil {
+			return err
+		}
+		return g.printJSON(out)
 	})
 }
 

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/agents"
 )
 
@@ -25,26 +24,21 @@ func newDeliveryCmds(g *globals) []*cobra.Command {
 		Short: "List deliveries: what woke, or is to wake, which agent (newest first)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, actor, err := g.openLocal(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			admin := *actor
-			admin.Role = atrium.RoleAdmin
-			ds, err := a.Agents.Deliveries(atrium.NewContextWithActor(cmd.Context(), &admin), q)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return g.printJSON(deliveriesOut(ds))
-			}
-			w := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "ID\tSTATE\tAGENT\tTASK\tWHAT\tSESSION\tATTEMPTS\tREASON")
-			for _, d := range ds {
-				fmt.Fprintf(w, "%d\t%s\t@%s\t#%d\t%s\t%s\t%d\t%s\n", d.ID, d.State, d.Agent, d.Task, d.What, d.Session, d.Attempts, d.Reason)
-			}
-			return w.Flush()
+			return g.withLocal(cmd, true, func(ctx context.Context, a *app) error {
+				ds, err := a.Agents.Deliveries(ctx, q)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return g.printJSON(deliveriesOut(ds))
+				}
+				w := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(w, "ID\tSTATE\tAGENT\tTASK\tWHAT\tSESSION\tATTEMPTS\tREASON")
+				for _, d := range ds {
+					fmt.Fprintf(w, "%d\t%s\t@%s\t#%d\t%s\t%s\t%d\t%s\n", d.ID, d.State, d.Agent, d.Task, d.What, d.Session, d.Attempts, d.Reason)
+				}
+				return w.Flush()
+			})
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")

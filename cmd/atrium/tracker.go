@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/tasks"
 	"github.com/atrium-hq/atrium/trackers/github"
 )
@@ -29,19 +28,14 @@ func newTrackerCmd(g *globals) *cobra.Command {
 		Short: "Link the workspace (ATRIUM_WORKSPACE) to a repository; its tasks and comments are queued for the first push",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, actor, err := g.openLocal(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			admin := *actor
-			admin.Role = atrium.RoleAdmin
-			l, err := a.Tasks.LinkTracker(atrium.NewContextWithActor(cmd.Context(), &admin), args[0], args[1], apiURL)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(g.stdout, "linked workspace %s to %s %s\n", l.Workspace, l.Kind, l.Repo)
-			return nil
+			return g.withLocal(cmd, true, func(ctx context.Context, a *app) error {
+				l, err := a.Tasks.LinkTracker(ctx, args[0], args[1], apiURL)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(g.stdout, "linked workspace %s to %s %s\n", l.Workspace, l.Kind, l.Repo)
+				return nil
+			})
 		},
 	}
 	link.Flags().StringVar(&apiURL, "api-url", "", "the REST root: GitHub Enterprise Server's https://HOST/api/v3/ (default github.com)")
@@ -51,31 +45,28 @@ func newTrackerCmd(g *globals) *cobra.Command {
 		Short: "Show the link, what is mirrored and waiting, conflicts and the rate budget",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, actor, err := g.openLocal(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			st, err := a.Tasks.TrackerStatus(atrium.NewContextWithActor(cmd.Context(), actor))
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return g.printJSON(st)
-			}
-			l := st.Link
-			fmt.Fprintf(g.stdout, "linked:    %s %s%s\n", l.Kind, l.Repo, map[bool]string{true: " at " + l.APIURL, false: ""}[l.APIURL != ""])
-			fmt.Fprintf(g.stdout, "mirrored:  %d issues, %d comments\npending:   %d changes to push\n", st.Issues, st.Comments, st.Pending)
-			fmt.Fprintf(g.stdout, "last sync: %s\n", lastSync(l.LastSyncAt))
-			if l.LastError != "" {
-				fmt.Fprintf(g.stdout, "error:     %s\n", l.LastError)
-			}
-			fmt.Fprintf(g.stdout, "budget:    %s\n", budget(l.RateRemaining, l.RateLimit, l.RateReset))
-			fmt.Fprintf(g.stdout, "conflicts: %d\n", len(st.Conflicts))
-			for _, c := range st.Conflicts {
-				fmt.Fprintf(g.stdout, "  #%d %s: atrium %q, tracker %q (%s)\n", c.Task, c.Field, c.Atrium, c.Remote, c.At.Format(time.RFC3339))
-			}
-			return nil
+			return g.withLocal(cmd, false, func(ctx context.Context, a *app) error {
+				st, err := a.Tasks.TrackerStatus(ctx)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return g.printJSON(st)
+				}
+				l := st.Link
+				fmt.Fprintf(g.stdout, "linked:    %s %s%s\n", l.Kind, l.Repo, map[bool]string{true: " at " + l.APIURL, false: ""}[l.APIURL != ""])
+				fmt.Fprintf(g.stdout, "mirrored:  %d issues, %d comments\npending:   %d changes to push\n", st.Issues, st.Comments, st.Pending)
+				fmt.Fprintf(g.stdout, "last sync: %s\n", lastSync(l.LastSyncAt))
+				if l.LastError != "" {
+					fmt.Fprintf(g.stdout, "error:     %s\n", l.LastError)
+				}
+				fmt.Fprintf(g.stdout, "budget:    %s\n", budget(l.RateRemaining, l.RateLimit, l.RateReset))
+				fmt.Fprintf(g.stdout, "conflicts: %d\n", len(st.Conflicts))
+				for _, c := range st.Conflicts {
+					fmt.Fprintf(g.stdout, "  #%d %s: atrium %q, tracker %q (%s)\n", c.Task, c.Field, c.Atrium, c.Remote, c.At.Format(time.RFC3339))
+				}
+				return nil
+			})
 		},
 	}
 	status.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -85,28 +76,25 @@ func newTrackerCmd(g *globals) *cobra.Command {
 		Short: "Sync now: pull what changed on the tracker, push the outbox; print counts, calls and the budget left",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, actor, err := g.openLocal(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			st, err := a.Tasks.TrackerStatus(atrium.NewContextWithActor(cmd.Context(), actor))
-			if err != nil {
-				return err
-			}
-			tr, err := newTracker(st.Link)
-			if err != nil {
-				return err
-			}
-			rep, err := a.Tasks.SyncTracker(cmd.Context(), st.Link.WorkspaceID, tr, tasks.SyncOptions{DryRun: dry, Replica: replicaName(), Dead: deadHere})
-			if syncJSON {
-				if perr := g.printJSON(rep); perr != nil {
-					return perr
+			return g.withLocal(cmd, false, func(ctx context.Context, a *app) error {
+				st, err := a.Tasks.TrackerStatus(ctx)
+				if err != nil {
+					return err
 				}
-			} else {
-				printReport(g, rep)
-			}
-			return err
+				tr, err := newTracker(st.Link)
+				if err != nil {
+					return err
+				}
+				rep, err := a.Tasks.SyncTracker(cmd.Context(), st.Link.WorkspaceID, tr, tasks.SyncOptions{DryRun: dry, Replica: replicaName(), Dead: deadHere})
+				if syncJSON {
+					if perr := g.printJSON(rep); perr != nil {
+						return perr
+					}
+				} else {
+					printReport(g, rep)
+				}
+				return err
+			})
 		},
 	}
 	syncCmd.Flags().BoolVar(&dry, "dry-run", false, "count what a sync would do; change nothing on either side")

@@ -72,16 +72,30 @@ func newTrashCmd(g *globals) *cobra.Command {
 // local runs fn on the local store as the local caller and prints what it
 // returns as JSON.
 func (g *globals) local(cmd *cobra.Command, fn func(ctx context.Context, a *app) (any, error)) error {
+	return g.withLocal(cmd, false, func(ctx context.Context, a *app) error {
+		out, err := fn(ctx, a)
+		if err != nil {
+			return err
+		}
+		return g.printJSON(out)
+	})
+}
+
+// withLocal runs fn on the local store as the local caller — as the
+// workspace's admin when admin is set: whoever can run the command holds the
+// database itself.
+func (g *globals) withLocal(cmd *cobra.Command, admin bool, fn func(ctx context.Context, a *app) error) error {
 	a, actor, err := g.openLocal(cmd.Context())
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	out, err := fn(atrium.NewContextWithActor(cmd.Context(), actor), a)
-	if err != nil {
-		return err
+	if admin {
+		op := *actor
+		op.Role = atrium.RoleAdmin
+		actor = &op
 	}
-	return g.printJSON(out)
+	return fn(atrium.NewContextWithActor(cmd.Context(), actor), a)
 }
 
 func (g *globals) printJSON(v any) error {
