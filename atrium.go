@@ -72,15 +72,22 @@ func (r Role) Allows(need Role) bool { return r.rank() >= need.rank() && need.ra
 // A Token is a bearer credential of one principal. Its secret is shown once, at
 // creation, and only its hash is kept.
 type Token struct {
-	ID          int64      `json:"id"`
-	Principal   string     `json:"principal"`
-	Workspace   string     `json:"workspace,omitempty"` // empty: any workspace the principal belongs to
-	Name        string     `json:"name"`
-	CreatedAt   time.Time  `json:"created_at"`
-	LastUsedAt  *time.Time `json:"last_used_at,omitempty"`
-	RevokedAt   *time.Time `json:"revoked_at,omitempty"`
-	PrincipalID int64      `json:"-"`
-	WorkspaceID int64      `json:"-"`
+	ID         int64      `json:"id"`
+	Principal  string     `json:"principal"`
+	Workspace  string     `json:"workspace,omitempty"` // empty: any workspace the principal belongs to
+	Name       string     `json:"name"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
+	RevokedAt  *time.Time `json:"revoked_at,omitempty"`
+	// An OAuth grant (a remote MCP client a person signed in) names its
+	// client, the one MCP URL it works at, the role the person consented
+	// to, and who consented; an API token leaves them empty.
+	Client      string `json:"client,omitempty"`
+	Resource    string `json:"resource,omitempty"`
+	RoleCap     Role   `json:"role_cap,omitempty"`
+	ApprovedBy  string `json:"approved_by,omitempty"`
+	PrincipalID int64  `json:"-"`
+	WorkspaceID int64  `json:"-"`
 }
 
 // An Actor is who is calling, where, and with which role. Transports establish it

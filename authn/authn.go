@@ -39,6 +39,13 @@ type Authenticator struct {
 	Mode     Mode
 	Identity *identity.Service
 	Logger   *slog.Logger
+	// OAuth takes OAuth access tokens at the MCP endpoints (package oauth
+	// issues them) and points clients refused there at the authorization
+	// server. API tokens are checked first and keep working as before.
+	OAuth bool
+	// PublicURL is the server's address as clients reach it (the OAuth
+	// issuer and the base of its MCP URLs); empty: the request's own.
+	PublicURL string
 }
 
 // credentials are the bearer token of r, or, for browser routes (cookies
@@ -210,6 +217,9 @@ func (a *Authenticator) authenticate(ctx context.Context, r *http.Request, cooki
 	if tok == "" {
 		return nil, atrium.Errorf(atrium.EUnauthenticated, "missing bearer token: send Authorization: Bearer <token> (create one with: atrium token create)")
 	}
+	if isAccessToken(tok) {
+		return a.oauthToken(ctx, r, tok, ws)
+	}
 	return a.Identity.Authenticate(ctx, tok, ws)
 }
 
@@ -260,7 +270,7 @@ func (a *Authenticator) middleware(next http.Handler, cookies, anonymous bool) h
 			}
 		}
 		if err != nil {
-			Refuse(w, r, a.Logger, err)
+			a.Refuse(w, r, err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(atrium.NewContextWithActor(r.Context(), actor)))

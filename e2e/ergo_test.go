@@ -131,12 +131,13 @@ func TestSecondMirrorOfAFolderRefused(t *testing.T) {
 	srv.restart(t, "--auth", "none", "--mirror", dir) // the lock went with the first process
 }
 
-// A client that tries OAuth discovery after a 401 gets JSON it can show —
-// why the token was refused and how to get one — at every endpoint it
-// tries, and the 401 itself says "invalid or revoked token" in its body and
-// its WWW-Authenticate.
+// With OAuth off (--oauth=false), a client that tries OAuth discovery after
+// a 401 gets JSON it can show — why the token was refused and how to get one
+// — at every endpoint it tries, and the 401 itself says "invalid or revoked
+// token" in its body and its WWW-Authenticate. (With OAuth on, the default,
+// those endpoints are the authorization server's: see oauth_test.go.)
 func TestUnauthorizedClientsSeeWhy(t *testing.T) {
-	srv := startServe(t, "")
+	srv := startServe(t, "", "--oauth=false")
 	res, body := httpDo(t, "POST", srv.MCP(), "atr_not_a_real_token")
 	if res.StatusCode != 401 || !strings.Contains(string(body), "invalid or revoked token") ||
 		!strings.Contains(res.Header.Get("WWW-Authenticate"), `error="invalid_token", error_description="invalid or revoked token"`) {

@@ -67,7 +67,8 @@ type server struct {
 	URL        string // http://127.0.0.1:PORT
 	AdminToken string // printed on first start with --auth token
 	DataDir    string
-	DB         string // --db, when set
+	DB         string   // --db, when set
+	Env        []string // added to the process's environment
 	cmd        *exec.Cmd
 	stderr     *syncBuffer
 	done       chan error
@@ -103,10 +104,16 @@ var tokenRE = regexp.MustCompile(`atr_[A-Z0-9]+`)
 // a second time so, on the engine most of the suite never meets.
 func startServe(t testing.TB, db string, args ...string) *server {
 	t.Helper()
+	return startServeEnv(t, nil, db, args...)
+}
+
+// startServeEnv is startServe with env added to the server's environment.
+func startServeEnv(t testing.TB, env []string, db string, args ...string) *server {
+	t.Helper()
 	if db == "" && os.Getenv("ATRIUM_E2E_ENGINE") == "postgres" {
 		db = storetest.PostgresDSN(t)
 	}
-	s := &server{DataDir: t.TempDir(), DB: db}
+	s := &server{DataDir: t.TempDir(), DB: db, Env: env}
 	t.Cleanup(func() {
 		s.stop(t)
 		checkServerLog(t, "atrium serve", s.stderr)
@@ -161,7 +168,7 @@ func (s *server) launch(t testing.TB, args ...string) {
 	s.done = make(chan error, 1)
 	full := append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)
 	s.cmd = exec.Command(serverBinary, s.globalArgs(full...)...)
-	s.cmd.Env = cleanEnv()
+	s.cmd.Env = append(cleanEnv(), s.Env...)
 	s.cmd.Stderr = s.stderr
 	out, err := s.cmd.StdoutPipe()
 	if err != nil {

@@ -47,6 +47,10 @@ type Config struct {
 	// Auth authenticates requests. With it in token mode, every route refuses
 	// a malformed Authorization header, and /metrics needs an admin's token.
 	Auth *authn.Authenticator
+	// CrossOrigin reports whether a path takes requests from any origin and
+	// reads its own Authorization header (the OAuth endpoints: they take no
+	// cookie, and a client authenticates to them with HTTP Basic).
+	CrossOrigin func(path string) bool
 	// MetricsOpen serves /metrics to anyone who can reach the listener (a
 	// scraper on a private network that sends no token).
 	MetricsOpen bool
@@ -87,7 +91,9 @@ func New(cfg Config) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.Handle("GET /metrics", s.metrics())
-	noOAuth(mux)
+	if cfg.Auth == nil || !cfg.Auth.OAuth {
+		noOAuth(mux)
+	}
 	if cfg.Register != nil {
 		cfg.Register(mux)
 	}
@@ -281,16 +287,17 @@ func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter 
 // Authorization header that is not a bearer token.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := s.checkHostOrigin(r); err != nil {
+		open := s.cfg.CrossOrigin != nil && s.cfg.CrossOrigin(r.URL.Path)
+		if err := s.checkHostOrigin(r, open); err != nil {
 			authn.WriteError(w, r, s.log, err)
 			return
 		}
 		// Here rather than in each surface's middleware, so that no route
 		// (health, metrics, one not found) reads a malformed header as none.
 		// Without tokens (--auth none) the header means nothing.
-		if s.cfg.Auth != nil && s.cfg.Auth.Mode == authn.ModeToken {
+		if s.cfg.Auth != nil && s.cfg.Auth.Mode == authn.ModeToken && !open {
 			if _, err := authn.ParseAuthorization(r); err != nil {
-				authn.Refuse(w, r, s.log, err)
+				s.cfg.Auth.Refuse(w, r, err)
 				return
 			}
 		}
@@ -298,14 +305,14 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	})
 }
 
-func (s *Server) checkHostOrigin(r *http.Request) error {
+func (s *Server) checkHostOrigin(r *http.Request, anyOrigin bool) error {
 	host := hostname(r.Host)
 	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopbackAddr(local.String()) {
 		if !isLoopbackHost(host) && !s.allowedHost(host) {
 			return atrium.Errorf(atrium.EPermission, "refused Host %q: this server listens on loopback; add the name with --allowed-hosts to serve it", r.Host)
 		}
 	}
-	if origin := r.Header.Get("Origin"); origin != "" {
+	if origin := r.Header.Get("Origin"); origin != "" && !anyOrigin {
 		u, err := url.Parse(origin)
 		if err != nil || u.Host == "" {
 			return atrium.Errorf(atrium.EPermission, "refused Origin %q", origin)

@@ -158,3 +158,19 @@ func (s *Service) RevokeSession(ctx context.Context, id int64) error {
 		return sessionEnded(ctx, tx, bs.TokenID, 0, bs.Principal, map[string]any{"session": id})
 	})
 }
+
+// SessionPerson is the principal a browser session's secret signs in, and
+// the workspace its token is bound to ("" : any of theirs), whatever
+// workspace they are in: the consent page asks who is there before it asks
+// where.
+func (s *Service) SessionPerson(ctx context.Context, secret string) (atrium.Principal, string, error) {
+	var g store.Grant
+	err := s.db.Read(ctx, func(tx *store.Tx) (err error) {
+		g, err = tx.SessionGrant(ctx, HashToken(secret), "")
+		return err
+	})
+	if atrium.ErrorCode(err) == atrium.ENotFound || err == nil && g.Revoked {
+		return atrium.Principal{}, "", atrium.Errorf(atrium.EUnauthenticated, "your browser session has ended: sign in again")
+	}
+	return g.Principal, g.BoundTo, err
+}

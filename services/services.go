@@ -21,6 +21,7 @@ import (
 	"github.com/atrium-hq/atrium/agents"
 	"github.com/atrium-hq/atrium/identity"
 	"github.com/atrium-hq/atrium/metrics"
+	"github.com/atrium-hq/atrium/oauth"
 	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/review"
 	"github.com/atrium-hq/atrium/store"
@@ -38,6 +39,9 @@ type Services struct {
 	// Agents configures agents and, in a server that enabled it, runs their
 	// sessions.
 	Agents *agents.Service
+	// OAuth is the authorization server remote MCP clients sign in through
+	// (dynamic registration on; see ConfigureOAuth).
+	OAuth *oauth.Service
 	// Calls writes the audit records of gateway calls, in the background.
 	Calls   *activity.CallLog
 	Metrics *metrics.Registry
@@ -127,7 +131,16 @@ func New(db *store.DB, log *slog.Logger) *Services {
 	s.Activity = activity.New(db)
 	s.Agents = agents.New(db, log, s.Identity, s.Tasks)
 	s.Calls = s.Activity.NewCallLog(log)
+	s.OAuth = oauth.New(db, oauth.Config{DCR: true, Logger: log})
 	return s
+}
+
+// ConfigureOAuth replaces the authorization server with one configured by cfg.
+func (s *Services) ConfigureOAuth(cfg oauth.Config) {
+	if cfg.Logger == nil {
+		cfg.Logger = s.Log
+	}
+	s.OAuth = oauth.New(s.db, cfg)
 }
 
 // Close flushes what is written in the background and closes the store.

@@ -149,15 +149,20 @@ func (tx *Tx) CreateToken(ctx context.Context, t atrium.Token, hash string) (atr
 	return t, err
 }
 
-const tokenSelect = `SELECT t.id, t.principal_id, p.handle, t.workspace_id, COALESCE(w.name, ''), t.name, t.created_at, t.last_used_at, t.revoked_at
-	FROM tokens t JOIN principals p ON p.id = t.principal_id LEFT JOIN workspaces w ON w.id = t.workspace_id`
+const tokenSelect = `SELECT t.id, t.principal_id, p.handle, t.workspace_id, COALESCE(w.name, ''), t.name, t.created_at, t.last_used_at, t.revoked_at,
+	t.client_id, t.resource, t.role_cap, COALESCE(ap.handle, '')
+	FROM tokens t JOIN principals p ON p.id = t.principal_id LEFT JOIN workspaces w ON w.id = t.workspace_id
+	LEFT JOIN principals ap ON ap.id = t.approved_by`
 
 func scanToken(sc scanner) (atrium.Token, error) {
 	var t atrium.Token
 	var ws, used, revoked sql.NullInt64
 	var created int64
-	err := sc.Scan(&t.ID, &t.PrincipalID, &t.Principal, &ws, &t.Workspace, &t.Name, &created, &used, &revoked)
+	var roleCap string
+	err := sc.Scan(&t.ID, &t.PrincipalID, &t.Principal, &ws, &t.Workspace, &t.Name, &created, &used, &revoked,
+		&t.Client, &t.Resource, &roleCap, &t.ApprovedBy)
 	t.WorkspaceID, t.CreatedAt, t.LastUsedAt, t.RevokedAt = ws.Int64, fromMicros(created), fromNullMicros(used), fromNullMicros(revoked)
+	t.RoleCap = atrium.Role(roleCap)
 	return t, err
 }
 
@@ -179,12 +184,13 @@ func (tx *Tx) TokenByID(ctx context.Context, id int64) (atrium.Token, error) {
 	return t, err
 }
 
-// Tokens lists tokens, of one principal when principal is not 0.
+// Tokens lists tokens, of one principal when principal is not 0: its own
+// and the OAuth grants it consented to for agents.
 func (tx *Tx) Tokens(ctx context.Context, principal int64) ([]atrium.Token, error) {
 	q, args := tokenSelect, []any{}
 	if principal != 0 {
-		q += " WHERE t.principal_id = ?"
-		args = append(args, principal)
+		q += " WHERE t.principal_id = ? OR t.approved_by = ?"
+		args = append(args, principal, principal)
 	}
 	return queryAll(ctx, tx, scanToken, q+" ORDER BY t.id", args...)
 }
@@ -228,6 +234,11 @@ type Grant struct {
 	Principal atrium.Principal
 	Workspace atrium.Workspace // ID 0: no such workspace
 	Role      atrium.Role      // "": not a member
+	// Of an OAuth grant: its client, the MCP URL it works at, and the role
+	// the person consented to; empty for an API token.
+	Client   string
+	Resource string
+	RoleCap  atrium.Role
 }
 
 // TokenGrant resolves the token whose secret hashes to hash in workspace (empty:
@@ -264,21 +275,23 @@ func (tx *Tx) grant(ctx context.Context, join, where, key, workspace string, joi
 		g                   Grant
 		revoked, wsID, wsAt sql.NullInt64
 		bound, wsName, role sql.NullString
-		kind                string
+		kind, roleCap       string
 		pAt                 int64
 	)
 	args := append(append([]any{}, joinArgs...), workspace, key)
-	err := tx.queryRow(ctx, `SELECT t.id, t.revoked_at, bw.name, p.id, p.handle, p.kind, p.display_name, p.created_at, w.id, w.name, w.created_at, m.role
+	err := tx.queryRow(ctx, `SELECT t.id, t.revoked_at, bw.name, p.id, p.handle, p.kind, p.display_name, p.created_at, w.id, w.name, w.created_at, m.role,
+		t.client_id, t.resource, t.role_cap
 		FROM tokens t `+join+`
 		JOIN principals p ON p.id = t.principal_id
 		LEFT JOIN workspaces bw ON bw.id = t.workspace_id
 		LEFT JOIN workspaces w ON w.id = COALESCE(t.workspace_id, (SELECT id FROM workspaces WHERE name = ?))
 		LEFT JOIN memberships m ON m.workspace_id = w.id AND m.principal_id = p.id
-		WHERE `+where, args...).Scan(&g.TokenID, &revoked, &bound, &g.Principal.ID, &g.Principal.Handle, &kind, &g.Principal.DisplayName, &pAt, &wsID, &wsName, &wsAt, &role)
+		WHERE `+where, args...).Scan(&g.TokenID, &revoked, &bound, &g.Principal.ID, &g.Principal.Handle, &kind, &g.Principal.DisplayName, &pAt, &wsID, &wsName, &wsAt, &role,
+		&g.Client, &g.Resource, &roleCap)
 	if err != nil {
 		return g, err
 	}
-	g.Revoked, g.BoundTo = revoked.Valid, bound.String
+	g.Revoked, g.BoundTo, g.RoleCap = revoked.Valid, bound.String, atrium.Role(roleCap)
 	g.Principal.Kind, g.Principal.CreatedAt = atrium.PrincipalKind(kind), fromMicros(pAt)
 	if wsID.Valid {
 		g.Workspace = atrium.Workspace{ID: wsID.Int64, Name: wsName.String, CreatedAt: fromMicros(wsAt.Int64)}

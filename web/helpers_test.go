@@ -85,7 +85,7 @@ func newSiteWithGateway(tb testing.TB, servers map[string]any) *site {
 		tb.Fatal(err)
 	}
 	logger := slog.New(slog.DiscardHandler)
-	h := &web.Handler{Auth: &authn.Authenticator{Mode: authn.ModeToken, Identity: ids, Logger: logger}, Services: svc, Gateway: gw}
+	h := &web.Handler{Auth: &authn.Authenticator{Mode: authn.ModeToken, Identity: ids, Logger: logger, OAuth: true}, Services: svc, Gateway: gw}
 	mux := http.NewServeMux()
 	h.Register(mux)
 	tb.Cleanup(h.Close)

@@ -20,12 +20,12 @@ func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	h.render(w, r, http.StatusOK, "login", &view{Token: token})
+	h.render(w, r, http.StatusOK, "login", &loginView{Token: token, Next: safeNext(r.URL.Query().Get("next"))})
 }
 
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	if err := authn.CheckSameOrigin(r); err != nil {
-		h.render(w, r, http.StatusForbidden, "login", &view{Error: atrium.ErrorMessage(err)})
+		h.render(w, r, http.StatusForbidden, "login", &loginView{view: view{Error: atrium.ErrorMessage(err)}})
 		return
 	}
 	h.signIn(w, r, r.PostFormValue("token"))
@@ -37,11 +37,19 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request, token string) {
 	secret, _, err := h.Auth.Identity.Login(r.Context(), token, authn.Workspace(r), r.UserAgent())
 	if err != nil {
 		status := authn.Status(atrium.ErrorCode(err))
-		h.render(w, r, status, "login", &view{Error: atrium.ErrorMessage(err)})
+		h.render(w, r, status, "login", &loginView{view: view{Error: atrium.ErrorMessage(err)}, Next: safeNext(r.FormValue("next"))})
 		return
 	}
 	authn.SetSession(w, r, secret)
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	http.Redirect(w, r, safeNext(r.FormValue("next")), http.StatusSeeOther)
+}
+
+// loginView is the sign-in page; Next is where to go after (an OAuth
+// client's consent page, say).
+type loginView struct {
+	view
+	Token string
+	Next  string
 }
 
 func (h *Handler) logoutPage(w http.ResponseWriter, r *http.Request) {

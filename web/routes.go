@@ -37,6 +37,10 @@ func (h *Handler) routes(route func(pattern string, fn http.HandlerFunc, signedI
 	route("POST /login", h.login, false)
 	route("GET /logout", h.logoutPage, false)
 	route("POST /logout", h.logout, false)
+	// A remote MCP client's sign-in: the consent page finds the person's
+	// session itself, whatever workspace they are in.
+	route("GET /oauth/authorize", h.authorizePage, false)
+	route("POST /oauth/authorize", h.authorize, false)
 
 	route("GET /{$}", h.index, true)
 	route("GET /events", h.events, true)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -55,7 +56,10 @@ belongs to no workspace needs --workspace. --role sets the principal's role in
 	create.Flags().StringVar(&role, "role", "", "set the principal's role in --workspace (or in default): reader, writer or admin")
 	create.Flags().StringVar(&r.Name, "name", "", "what the token is for")
 
-	var principal string
+	var (
+		principal string
+		asJSON    bool
+	)
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List tokens (never their secrets)",
@@ -70,6 +74,11 @@ belongs to no workspace needs --workspace. --role sets the principal's role in
 			if err != nil {
 				return err
 			}
+			if asJSON {
+				enc := json.NewEncoder(g.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(toks)
+			}
 			w := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "ID\tPRINCIPAL\tWORKSPACE\tNAME\tCREATED\tLAST USED\tREVOKED")
 			for _, t := range toks {
@@ -82,7 +91,8 @@ belongs to no workspace needs --workspace. --role sets the principal's role in
 			return w.Flush()
 		},
 	}
-	list.Flags().StringVar(&principal, "principal", "", "only this principal's tokens")
+	list.Flags().StringVar(&principal, "principal", "", "only this principal's tokens (and the OAuth grants they consented to for agents)")
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON: with each OAuth grant's client, MCP URL and consented role")
 
 	revoke := &cobra.Command{
 		Use:   "revoke ID",

@@ -14,6 +14,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -222,4 +223,13 @@ func localKind() atrium.PrincipalKind {
 		return atrium.KindAgent
 	}
 	return atrium.KindHuman
+}
+
+// envBool is the boolean environment variable key ("1", "true", "0",
+// "false" …), or def when it is unset or unreadable.
+func envBool(key string, def bool) bool {
+	if v, err := strconv.ParseBool(os.Getenv(key)); err == nil {
+		return v
+	}
+	return def
 }

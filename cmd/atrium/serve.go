@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -21,6 +22,8 @@ import (
 	"github.com/atrium-hq/atrium/mcpserver"
 	"github.com/atrium-hq/atrium/mcptools"
 	"github.com/atrium-hq/atrium/mirror"
+	"github.com/atrium-hq/atrium/oauth"
+	"github.com/atrium-hq/atrium/oauthhttp"
 	"github.com/atrium-hq/atrium/web"
 )
 
@@ -103,6 +106,9 @@ func newServeCmd(g *globals) *cobra.Command {
 		sessionTimeout time.Duration
 		maxSessions    int
 		metricsOpen    bool
+		oauthOn        bool
+		oauthDCR       bool
+		publicURL      string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -113,7 +119,12 @@ or anyone with --metrics-open).
 
 Callers authenticate with bearer tokens (--auth token, the default). On first start
 Atrium creates an admin and prints its token and a login link, once. --auth none makes
-every caller the local admin and is only allowed on a loopback address.`,
+every caller the local admin and is only allowed on a loopback address.
+
+MCP clients that cannot send a token (Claude's and ChatGPT's connectors, Cursor) sign
+in with OAuth (--oauth, on by default): Atrium is their authorization server, and a
+person approves each client in the browser. Behind a TLS proxy or a tunnel, set
+--public-url (env ATRIUM_PUBLIC_URL) to the address clients use.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			mode := authn.Mode(authMode)
@@ -123,12 +134,18 @@ every caller the local admin and is only allowed on a loopback address.`,
 			if mode == authn.ModeNone && !httpserve.IsLoopbackListen(addr) {
 				return fmt.Errorf("--auth none serves every caller as admin, so it needs a loopback --addr (such as 127.0.0.1:8080), not %q", addr)
 			}
+			publicURL, err := checkPublicURL(publicURL)
+			if err != nil {
+				return err
+			}
+			oauthOn = oauthOn && mode == authn.ModeToken
 			ctx := cmd.Context()
 			a, err := g.open(ctx)
 			if err != nil {
 				return err
 			}
 			defer a.Close()
+			a.ConfigureOAuth(oauth.Config{DCR: oauthDCR, AllowPrivateDocuments: os.Getenv("ATRIUM_OAUTH_PRIVATE_DOCUMENTS") == "1"})
 			go a.PurgeTrash(ctx)
 			go syncTrackers(ctx, a.Tasks, a.Log)
 			boot, err := a.Identity.Bootstrap(ctx, mode == authn.ModeToken)
@@ -157,21 +174,29 @@ every caller the local admin and is only allowed on a loopback address.`,
 			if mir != nil {
 				defer mir.Close()
 			}
-			auth := &authn.Authenticator{Mode: mode, Identity: a.Identity, Logger: a.Log}
+			auth := &authn.Authenticator{Mode: mode, Identity: a.Identity, Logger: a.Log, OAuth: oauthOn, PublicURL: publicURL}
 			mcpHTTP := mcp.HTTP(mcpserver.HTTPOptions{Auth: auth, SessionTimeout: sessionTimeout})
 			ui := &web.Handler{Auth: auth, Services: a.Services, Gateway: gw}
 			rest := &api.Handler{Auth: auth, Services: a.Services}
+			hosts := mcpserver.ParseToolsets(allowedHosts)
+			if u, err := url.Parse(publicURL); err == nil && u.Hostname() != "" {
+				hosts = append(hosts, u.Hostname())
+			}
 			srv := httpserve.New(httpserve.Config{
 				Addr: addr,
 				Register: func(mux *http.ServeMux) {
 					mcpHTTP.Register(mux)
 					rest.Register(mux)
 					ui.Register(mux)
+					if oauthOn {
+						(&oauthhttp.Handler{OAuth: a.OAuth, Auth: auth, Log: a.Log}).Register(mux)
+					}
 				},
+				CrossOrigin:  oauthhttp.Public,
 				CloseStreams: func() { mcpHTTP.Close(); ui.Close() },
 				Health:       a.Ping,
 				Engine:       a.Engine(),
-				AllowedHosts: mcpserver.ParseToolsets(allowedHosts),
+				AllowedHosts: hosts,
 				Auth:         auth,
 				MetricsOpen:  metricsOpen,
 				Metrics:      a.Metrics,
@@ -210,9 +235,25 @@ every caller the local admin and is only allowed on a loopback address.`,
 	cmd.Flags().StringVar(&authMode, "auth", env("ATRIUM_AUTH", "token"), "token: bearer tokens; none: everyone is the local admin (loopback only)")
 	cmd.Flags().StringVar(&allowedHosts, "allowed-hosts", os.Getenv("ATRIUM_ALLOWED_HOSTS"), "comma-separated host names, besides loopback, that browsers may use to reach a loopback listener")
 	cmd.Flags().BoolVar(&metricsOpen, "metrics-open", false, "serve /metrics without a token (for a scraper on a private network); otherwise it needs an admin's token")
+	cmd.Flags().BoolVar(&oauthOn, "oauth", envBool("ATRIUM_OAUTH", true), "sign in MCP clients with OAuth 2.1, Atrium as the authorization server (with --auth token; env ATRIUM_OAUTH)")
+	cmd.Flags().BoolVar(&oauthDCR, "oauth-dcr", envBool("ATRIUM_OAUTH_DCR", true), "let OAuth clients register dynamically (RFC 7591; Claude and VS Code need it; env ATRIUM_OAUTH_DCR)")
+	cmd.Flags().StringVar(&publicURL, "public-url", os.Getenv("ATRIUM_PUBLIC_URL"), "the address clients reach this server at, e.g. https://atrium.example.com: the OAuth issuer and the base of the MCP URLs tokens are bound to (env ATRIUM_PUBLIC_URL; default: the address of each request)")
 	cmd.Flags().IntVar(&maxSessions, "max-sessions", 8, "agent sessions a workspace runs at once")
 	cmd.Flags().DurationVar(&sessionTimeout, "session-timeout", 30*time.Minute, "close 2025-era MCP sessions idle this long")
 	return cmd
+}
+
+// checkPublicURL checks --public-url: an absolute http(s) URL with no path,
+// query or fragment, returned without a trailing slash.
+func checkPublicURL(raw string) (string, error) {
+	if raw == "" {
+		return "", nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", fmt.Errorf("--public-url %q: give the scheme and host clients use, such as https://atrium.example.com (no path)", raw)
+	}
+	return u.Scheme + "://" + u.Host, nil
 }
 
 // displayAddr turns a listen address into one a browser can open.
