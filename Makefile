@@ -17,7 +17,7 @@ build:
 # with the server on PostgreSQL (the rest of the suite meets it only where a
 # test asks). The output is filtered (scripts/testreport): package results,
 # the output of failed tests, and last every test that skipped, with why.
-E2E_CORE := TestPageSubscriptionsHearEverySurface|TestReviewLifecycleWithMcporter|TestAnnotationSubscriptions|TestTasksExampleFlowWithMcporter|TestEveryToolStaysInItsWorkspace|TestReliabilityIsolation|TestTrashThroughEverySurface
+E2E_CORE := TestPageSubscriptionsHearEverySurface|TestReviewLifecycleWithMcporter|TestAnnotationSubscriptions|TestTasksExampleFlowWithMcporter|TestEveryToolStaysInItsWorkspace|TestReliabilityIsolation|TestTrashThroughEverySurface|TestOAuthSignInWithGoSDKClient|TestOAuthRefusesAbuse
 test:
 	@rc=$$(mktemp); \
 	{ $(GO) test -json -count=1 -timeout 20m ./... 2>&1 || echo fail >>$$rc; \
