@@ -1,0 +1,98 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The official conformance suite's authorization-server scenarios against
+// the real binary: its metadata endpoint, and the authorization code grant
+// end to end — the suite prints the authorization URL and waits on its own
+// callback listener, a person consents in the browser, the browser follows
+// the redirect to the suite, and the suite exchanges the code and checks the
+// token response.
+func TestOAuthConformanceAuthorizationServer(t *testing.T) {
+	bin := nodeBin(t)
+	cli, _ := filepath.Abs(filepath.Join("..", "interop", "node_modules", "conformance-next", "dist", "index.js"))
+	srv := startServe(t, "")
+	person := signedIn(t, srv, srv.AdminToken)
+	port := freePort(t)
+	callback := "http://127.0.0.1:" + strconv.Itoa(port) + "/callback"
+	client := register(t, srv, callback)
+	// Both scenarios in one run: the grant reads the metadata the first fetched.
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "node"), cli, "authorization", "--url", srv.URL,
+		"--client-id", client, "--resource", srv.MCP(), "--port", strconv.Itoa(port), "-o", dir)
+	cmd.Env = append(cleanEnv(), "NO_COLOR=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		line := sc.Text()
+		log.WriteString(line + "\n")
+		if strings.HasPrefix(line, srv.URL+"/oauth/authorize?") {
+			to, err := person.consent(line, approve("default", "writer", ""))
+			if err != nil {
+				t.Fatalf("consent: %v", err)
+			}
+			// The browser follows the redirect to the suite's listener.
+			res, err := http.Get(to.String())
+			if err != nil {
+				t.Fatalf("follow the redirect to the suite: %v", err)
+			}
+			res.Body.Close()
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Logf("conformance exited: %v", err)
+	}
+	checks := readChecks(t, dir)
+	if len(checks) == 0 {
+		t.Fatalf("no checks recorded\n%s", log.String())
+	}
+	for _, c := range checks {
+		if c["status"] != "SUCCESS" && c["status"] != "INFO" {
+			t.Errorf("%s: %v %v", c["id"], c["status"], c["errorMessage"])
+		}
+	}
+	if len(checks) < 2 || t.Failed() {
+		t.Errorf("%d checks\n%s", len(checks), log.String())
+	}
+}
+
+// readChecks reads the checks a conformance run saved under dir.
+func readChecks(t *testing.T, dir string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !regexp.MustCompile(`checks\.json$`).MatchString(p) {
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		var cs []map[string]any
+		if json.Unmarshal(b, &cs) == nil {
+			out = append(out, cs...)
+		}
+		return nil
+	})
+	return out
+}
