@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -483,4 +484,95 @@ func mergeValues(a, b url.Values) url.Values {
 		out[k] = v
 	}
 	return out
+}
+
+// `atrium call --url` signs in to a remote Atrium with OAuth when it has no
+// token: the person approves in the browser ($BROWSER here: curl with their
+// session), the tokens are kept encrypted under the data folder, and the next
+// call uses them without asking again.
+func TestOAuthCLISignsInOnce(t *testing.T) {
+	srv := startServe(t, "")
+	dir := t.TempDir()
+	browser := approvingBrowser(t, srv, "reader")
+	data := filepath.Join(dir, "data")
+	env := []string{"BROWSER=" + browser}
+	out, errOut, code := runAtrium(t, env, "--data-dir", data, "call", "whoami", "--url", srv.MCP())
+	if code != 0 || !strings.Contains(out, `"role": "reader"`) || !strings.Contains(errOut, "asks you to sign in") {
+		t.Fatalf("first call: exit %d\n%s\n%s", code, out, errOut)
+	}
+	out, errOut, code = runAtrium(t, []string{"BROWSER=false"}, "--data-dir", data, "call", "whoami", "--url", srv.MCP())
+	if code != 0 || !strings.Contains(out, `"role": "reader"`) || strings.Contains(errOut, "sign in") {
+		t.Errorf("second call, with the kept token: exit %d\n%s\n%s", code, out, errOut)
+	}
+	files, _ := filepath.Glob(filepath.Join(data, "oauth-tokens", "*"))
+	if len(files) < 2 {
+		t.Fatalf("no kept token: %v", files)
+	}
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		if strings.Contains(string(b), "ato_") || strings.Contains(string(b), "atf_") {
+			t.Errorf("%s holds a token in the clear", f)
+		}
+		if fi, _ := os.Stat(f); fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s is readable by others: %v", f, fi.Mode())
+		}
+	}
+}
+
+// approvingBrowser writes a $BROWSER for the CLI: a script that signs the
+// admin of srv in with curl and approves the page it is given with role.
+func approvingBrowser(t *testing.T, srv *server, role string) string {
+	t.Helper()
+	browser := filepath.Join(t.TempDir(), "browser.sh")
+	script := `#!/bin/sh
+set -eu
+jar=$(mktemp)
+curl -sf -c "$jar" -b "$jar" -o /dev/null -d "token=` + srv.AdminToken + `" "` + srv.URL + `/login"
+q=${1#*\?}
+to=$(curl -sf -c "$jar" -b "$jar" -o /dev/null -w '%{redirect_url}' -H "Origin: ` + srv.URL + `" --data "$q&workspace=default&role_default=` + role + `&decision=approve" "` + srv.URL + `/oauth/authorize")
+curl -sf -o /dev/null "$to"
+`
+	if err := os.WriteFile(browser, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return browser
+}
+
+// The gateway in front of a server that takes only OAuth (here another
+// Atrium): it says who must sign in, \`atrium gateway login\` signs it in
+// once in the browser, and the running gateway then reaches the server with
+// the kept tokens — its tools are served, called as the person approved.
+func TestGatewaySignsInToAnOAuthServer(t *testing.T) {
+	upstream := startServe(t, "")
+	dir := t.TempDir()
+	gwPath := filepath.Join(dir, "gateway.json")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"up": map[string]any{"url": upstream.MCP()}}})
+	if err := os.WriteFile(gwPath, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gw := startServe(t, "", "--gateway", gwPath)
+	waitFor(t, "the gateway to say who must sign in", func() bool {
+		return strings.Contains(gw.stderr.String(), "atrium gateway login up")
+	})
+	out, errOut, code := runAtrium(t, []string{"BROWSER=" + approvingBrowser(t, upstream, "writer")}, "--data-dir", gw.DataDir, "gateway", "login", "up", "--gateway", gwPath)
+	if code != 0 || !strings.Contains(out, "signed in to up") {
+		t.Fatalf("gateway login: exit %d\n%s\n%s", code, out, errOut)
+	}
+	cs := connectHTTP(t, gw.MCP(), gw.AdminToken, "")
+	// The gateway's next attempt is on its backoff (up to a minute).
+	var res *mcp.CallToolResult
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "up_whoami"})
+		if err == nil && !r.IsError {
+			res = r
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the gateway did not reach the server with the kept tokens: %v %v\n%s", r, err, gw.stderr)
+		}
+	}
+	me := structured(t, res)
+	if handleOf(me) != "admin" || me["role"] != "writer" {
+		t.Errorf("up_whoami through the gateway: %v", me)
+	}
 }

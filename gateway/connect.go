@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -46,7 +47,16 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, *process, s
 	}
 	hc := &http.Client{Transport: headerTransport{headers: sp.Headers, next: http.DefaultTransport}}
 	if sp.Transport != "sse" {
-		sess, err := client.Connect(ctx, u.lasting(&mcp.StreamableClientTransport{Endpoint: sp.URL, HTTPClient: hc}), opts)
+		st := &mcp.StreamableClientTransport{Endpoint: sp.URL, HTTPClient: hc}
+		if u.g.opts.SignIn != nil && !hasAuthorization(sp.Headers) {
+			oc, err := u.g.opts.SignIn(u.name, sp.URL)
+			if err != nil {
+				return nil, nil, "", err
+			}
+			defer oc.Close()
+			st.OAuthHandler = oc
+		}
+		sess, err := client.Connect(ctx, u.lasting(st), opts)
 		if err == nil || ctx.Err() != nil {
 			return sess, nil, "http", err
 		}
@@ -101,6 +111,17 @@ func (t lastingTransport) Connect(hs context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	return conn, nil // ctx lives on with the connection, until the supervisor's ends
+}
+
+// hasAuthorization reports whether a server's configured headers carry its
+// credentials already.
+func hasAuthorization(h map[string]string) bool {
+	for k := range h {
+		if strings.EqualFold(k, "Authorization") {
+			return true
+		}
+	}
+	return false
 }
 
 // headerTransport adds a server's configured headers (its API key, usually)

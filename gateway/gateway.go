@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -43,6 +45,19 @@ type Options struct {
 	// ${VAR} is looked up (os.LookupEnv).
 	Environ func() []string
 	Lookup  func(string) (string, bool)
+	// SignIn gives the OAuth client of an HTTP server (by name and URL)
+	// that is configured with no Authorization header: a server that
+	// answers 401 with OAuth metadata is signed in to with the tokens it
+	// holds, refreshed as they expire. Nil: such servers are reached as
+	// they are.
+	SignIn func(name, url string) (OAuthClient, error)
+}
+
+// An OAuthClient signs the gateway in to one server (package oauthclient
+// makes them); Close releases what it holds once the session is open.
+type OAuthClient interface {
+	auth.OAuthHandler
+	Close() error
 }
 
 // A Gateway is the set of upstream servers of one gateway file.

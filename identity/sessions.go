@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"crypto/rand"
+	"strings"
 	"time"
 
 	"github.com/atrium-hq/atrium"
@@ -171,6 +172,23 @@ func (s *Service) SessionPerson(ctx context.Context, secret string) (atrium.Prin
 	})
 	if atrium.ErrorCode(err) == atrium.ENotFound || err == nil && g.Revoked {
 		return atrium.Principal{}, "", atrium.Errorf(atrium.EUnauthenticated, "your browser session has ended: sign in again")
+	}
+	return g.Principal, g.BoundTo, err
+}
+
+// TokenPerson is SessionPerson for an API token: a script may answer a
+// consent page with the person's token instead of a browser's session.
+func (s *Service) TokenPerson(ctx context.Context, secret string) (atrium.Principal, string, error) {
+	var g store.Grant
+	err := s.db.Read(ctx, func(tx *store.Tx) (err error) {
+		if !strings.HasPrefix(secret, TokenPrefix) {
+			return atrium.Errorf(atrium.ENotFound, "not a token")
+		}
+		g, err = tx.TokenGrant(ctx, HashToken(secret), "")
+		return err
+	})
+	if atrium.ErrorCode(err) == atrium.ENotFound || err == nil && g.Revoked {
+		return atrium.Principal{}, "", atrium.Errorf(atrium.EUnauthenticated, "invalid or revoked token")
 	}
 	return g.Principal, g.BoundTo, err
 }

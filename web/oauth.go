@@ -52,6 +52,14 @@ func (h *Handler) consent(w http.ResponseWriter, r *http.Request, v url.Values) 
 		h.fail(w, r, atrium.Errorf(atrium.ENotFound, "this server does not sign in OAuth clients (serve --oauth)"))
 		return
 	}
+	// A token sent along is who answers, and is checked first: a revoked
+	// one is refused whatever the request, as on every page.
+	if tok := authn.BearerToken(r); tok != "" {
+		if _, _, err := h.Auth.Identity.TokenPerson(r.Context(), tok); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+	}
 	p, err := o.CheckAuthorize(r.Context(), h.Auth.Base(r), oauth.AuthRequestOf(v))
 	var re *oauth.RedirectError
 	if errors.As(err, &re) {
@@ -102,9 +110,18 @@ func (h *Handler) consent(w http.ResponseWriter, r *http.Request, v url.Values) 
 	h.render(w, r, http.StatusOK, "consent", &consentView{Client: p.Client, Redirect: redirect, Resource: p.Request.Resource, Person: person, Choices: choices, Fields: p.Request.Values()})
 }
 
-// person is who is signed in to this browser; one who is not is sent to
-// sign in, and back here after.
+// person is who answers the consent page: the holder of the API token the
+// request carries (a script), or who is signed in to this browser; one who
+// is not is sent to sign in, and back here after.
 func (h *Handler) person(w http.ResponseWriter, r *http.Request) (atrium.Principal, string, bool) {
+	if tok := authn.BearerToken(r); tok != "" {
+		p, bound, err := h.Auth.Identity.TokenPerson(r.Context(), tok)
+		if err != nil {
+			h.fail(w, r, err)
+			return p, "", false
+		}
+		return p, bound, true
+	}
 	if c, err := r.Cookie(authn.SessionCookie); err == nil && c.Value != "" {
 		p, bound, err := h.Auth.Identity.SessionPerson(r.Context(), c.Value)
 		if err == nil {

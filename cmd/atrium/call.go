@@ -78,11 +78,16 @@ func (g *globals) callSession(ctx context.Context, surface *surfaceFlags, url, s
 	client := mcp.NewClient(&mcp.Implementation{Name: "atrium-call", Version: atrium.Version}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
 	switch {
 	case url != "":
-		s, err := client.Connect(ctx, remoteTransport(url), nil)
+		t, release, err := g.remoteTransport(url)
 		if err != nil {
+			return nil, nil, err
+		}
+		s, err := client.Connect(ctx, t, nil)
+		if err != nil {
+			release()
 			return nil, nil, fmt.Errorf("connect to %s: %w", url, err)
 		}
-		return s, func() { s.Close() }, nil
+		return s, func() { s.Close(); release() }, nil
 	case stdio != "":
 		c := exec.Command("sh", "-c", stdio)
 		c.Stderr = g.stderr

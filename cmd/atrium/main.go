@@ -100,7 +100,7 @@ Start it with 'atrium serve'; connect an agent with 'atrium mcp'.`,
 	root.AddCommand(
 		newServeCmd(g), newMCPCmd(g), newCallCmd(g), newToolsCmd(g),
 		newTokenCmd(g), newWorkspaceCmd(g), newMigrateCmd(g), newVersionCmd(g),
-		newImportCmd(g), newExportCmd(g), newSkillCmd(g), newDevCmd(g), newTrashCmd(g), newSessionCmd(g), newHandoffCmd(g), newAgentCmd(g), newBackupCmd(g), newTrackerCmd(g),
+		newImportCmd(g), newExportCmd(g), newSkillCmd(g), newDevCmd(g), newTrashCmd(g), newSessionCmd(g), newHandoffCmd(g), newAgentCmd(g), newBackupCmd(g), newTrackerCmd(g), newGatewayCmd(g),
 	)
 	return root
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,6 +18,7 @@ import (
 	"github.com/atrium-hq/atrium/authn"
 	"github.com/atrium-hq/atrium/mcpserver"
 	"github.com/atrium-hq/atrium/mirror"
+	"github.com/atrium-hq/atrium/oauthclient"
 )
 
 func newMCPCmd(g *globals) *cobra.Command {
@@ -65,7 +68,7 @@ func serveStdio(ctx context.Context, g *globals, surface *surfaceFlags, mirrorDi
 		a   *app
 		mir *mirror.Mirror
 	)
-	gw, err := gwFlag.start(log)
+	gw, err := gwFlag.start(g, log)
 	if err != nil {
 		return err
 	}
@@ -147,7 +150,12 @@ const slowOpen = 250 * time.Millisecond
 // runProxy serves stdio by forwarding to the remote server at url.
 func runProxy(ctx context.Context, g *globals, url string) error {
 	log := g.logger()
-	p, err := mcpserver.DialProxy(ctx, remoteTransport(url), log)
+	t, done, err := g.remoteTransport(url)
+	if err != nil {
+		return err
+	}
+	defer done()
+	p, err := mcpserver.DialProxy(ctx, t, log)
 	if err != nil {
 		return fmt.Errorf("connect to %s: %w", url, err)
 	}
@@ -156,9 +164,11 @@ func runProxy(ctx context.Context, g *globals, url string) error {
 }
 
 // remoteTransport is a Streamable HTTP client transport to url that sends
-// ATRIUM_TOKEN and ATRIUM_WORKSPACE with every request.
-func remoteTransport(url string) mcp.Transport {
-	return &mcp.StreamableClientTransport{
+// ATRIUM_TOKEN and ATRIUM_WORKSPACE with every request. Without a token, a
+// server that answers 401 with OAuth metadata is signed in to instead (see
+// signIn); done releases what that holds.
+func (g *globals) remoteTransport(url string) (mcp.Transport, func(), error) {
+	t := &mcp.StreamableClientTransport{
 		Endpoint:   url,
 		MaxRetries: -1,
 		HTTPClient: &http.Client{Transport: &authTransport{
@@ -167,6 +177,48 @@ func remoteTransport(url string) mcp.Transport {
 			next:      http.DefaultTransport,
 		}},
 	}
+	if os.Getenv("ATRIUM_TOKEN") != "" {
+		return t, func() {}, nil
+	}
+	h, err := g.signIn(url)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.OAuthHandler = h
+	return t, func() { h.Close() }, nil
+}
+
+// signIn is the OAuth client of a remote server: the person is sent to the
+// authorization page (by $BROWSER when it is set, and always by a line on
+// stderr), and the tokens are kept, encrypted, under the data folder, so
+// that they sign in once. ATRIUM_OAUTH_CLIENT_ID (and _SECRET) name a
+// client registered beforehand, ATRIUM_OAUTH_CLIENT_METADATA_URL the
+// client's metadata document; otherwise it registers dynamically.
+func (g *globals) signIn(server string) (*oauthclient.Handler, error) {
+	store, err := oauthclient.OpenStore(filepath.Join(g.dataDir, "oauth-tokens"))
+	if err != nil {
+		return nil, fmt.Errorf("the OAuth token folder: %w", err)
+	}
+	return oauthclient.New(oauthclient.Config{
+		Store: store, Key: server, ClientName: "Atrium CLI",
+		ClientID: os.Getenv("ATRIUM_OAUTH_CLIENT_ID"), ClientSecret: os.Getenv("ATRIUM_OAUTH_CLIENT_SECRET"),
+		MetadataURL: os.Getenv("ATRIUM_OAUTH_CLIENT_METADATA_URL"),
+		Open:        func(ctx context.Context, u string) error { return openBrowser(ctx, g.stderr, server, u) },
+		Logger:      g.logger(),
+	})
+}
+
+// openBrowser tells the person where to sign in to server, and opens it
+// with $BROWSER when that is set.
+func openBrowser(ctx context.Context, stderr io.Writer, server, u string) error {
+	fmt.Fprintf(stderr, "%s asks you to sign in. Open this address in a browser:\n\n    %s\n\n", server, u)
+	b := os.Getenv("BROWSER")
+	if b == "" {
+		return nil
+	}
+	cmd := exec.CommandContext(ctx, "sh", "-c", b+` "$1"`, "browser", u)
+	cmd.Stdout, cmd.Stderr = stderr, stderr
+	return cmd.Start()
 }
 
 type authTransport struct {

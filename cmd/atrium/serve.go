@@ -152,7 +152,7 @@ person approves each client in the browser. Behind a TLS proxy or a tunnel, set
 			if err != nil {
 				return err
 			}
-			gw, err := gwFlag.start(a.Log)
+			gw, err := gwFlag.start(g, a.Log)
 			if err != nil {
 				return err
 			}

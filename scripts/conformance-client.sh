@@ -1,0 +1,20 @@
+#!/bin/sh
+# The client side of the conformance suite's authorization scenarios runs
+# this with the scenario's MCP URL as its last argument: `atrium call`
+# against it, signing in with OAuth as a person would, the browser being
+# curl (the suite's authorization server approves at once and redirects to
+# the loopback listener). A client registered beforehand comes in
+# MCP_CONFORMANCE_CONTEXT; the client's metadata document is the suite's
+# fixture URL, used where the server takes one.
+set -eu
+url=$1
+ctx=${MCP_CONFORMANCE_CONTEXT:-'{}'}
+ATRIUM_OAUTH_CLIENT_ID=$(printf '%s' "$ctx" | jq -r '.client_id // empty')
+ATRIUM_OAUTH_CLIENT_SECRET=$(printf '%s' "$ctx" | jq -r '.client_secret // empty')
+ATRIUM_OAUTH_CLIENT_METADATA_URL=https://conformance-test.local/client-metadata.json
+BROWSER='curl -s -L -o /dev/null --max-redirs 3'
+export ATRIUM_OAUTH_CLIENT_ID ATRIUM_OAUTH_CLIENT_SECRET ATRIUM_OAUTH_CLIENT_METADATA_URL BROWSER
+unset ATRIUM_TOKEN
+data=$(mktemp -d)
+trap 'rm -rf "$data"' EXIT
+"${ATRIUM_BIN:-atrium}" --data-dir "$data" call test-tool --url "$url"
