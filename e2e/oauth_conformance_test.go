@@ -54,12 +54,19 @@ func TestOAuthConformanceAuthorizationServer(t *testing.T) {
 			if err != nil {
 				t.Fatalf("consent: %v", err)
 			}
-			// The browser follows the redirect to the suite's listener.
-			res, err := http.Get(to.String())
-			if err != nil {
-				t.Fatalf("follow the redirect to the suite: %v", err)
+			// The browser follows the redirect to the suite's listener,
+			// which may still be coming up when the URL is printed.
+			for try := 0; ; try++ {
+				res, err := http.Get(to.String())
+				if err == nil {
+					res.Body.Close()
+					break
+				}
+				if try == 50 {
+					t.Fatalf("follow the redirect to the suite: %v", err)
+				}
+				time.Sleep(100 * time.Millisecond)
 			}
-			res.Body.Close()
 		}
 	}
 	if err := cmd.Wait(); err != nil {
