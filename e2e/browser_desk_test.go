@@ -47,7 +47,9 @@ func TestBrowserDeskAndAgentShareTodos(t *testing.T) {
 	mustTool(t, cs, "add_progress_item", map[string]any{"description": "Agent logged more"})
 	b.until("a new todo state shows live", `document.querySelector('#todo_1 progress').value === 80 && document.querySelector('#progress').innerText.includes('Agent logged more')`)
 	t.Logf("the agent's todo and progress changes showed on the desk in %v", time.Since(start))
-	if v := read(b, "typed note", chromedp.Value(chromedp.CSS(`form[action="/desk/progress"] input[name=description]`))); v != "half-typed" {
+	// Read in one evaluation: a live update may replace the node between a
+	// query and a read of its attribute.
+	if v := read(b, "typed note", chromedp.Evaluate[string](`document.querySelector('form[action="/desk/progress"] input[name=description]').value`)); v != "half-typed" {
 		t.Fatalf("the person's typing was lost to a live update: %q", v)
 	}
 	b.do("clear the note", chromedp.Evaluate[chromedp.Void](`document.querySelector('form[action="/desk/progress"] input[name=description]').value = ''`))
