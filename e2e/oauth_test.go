@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -14,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -574,5 +576,55 @@ func TestGatewaySignsInToAnOAuthServer(t *testing.T) {
 	me := structured(t, res)
 	if handleOf(me) != "admin" || me["role"] != "writer" {
 		t.Errorf("up_whoami through the gateway: %v", me)
+	}
+}
+
+// The same from the gateway page: an admin starts the sign-in there,
+// follows the link to the server's authorization page, approves, and comes
+// back to the gateway, which then serves the server's tools at once.
+func TestGatewayPageSignsInToAnOAuthServer(t *testing.T) {
+	upstream := startServe(t, "")
+	gwPath := filepath.Join(t.TempDir(), "gateway.json")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"up": map[string]any{"url": upstream.MCP()}}})
+	if err := os.WriteFile(gwPath, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gw := startServe(t, "", "--gateway", gwPath)
+	admin := signedIn(t, gw, gw.AdminToken)
+	if _, page := admin.do("GET", gw.URL+"/gateway", nil); !strings.Contains(page, `action="/gateway/up/login"`) {
+		t.Fatalf("the gateway page offers no sign-in:\n%s", page)
+	}
+	res, page := admin.do("POST", gw.URL+"/gateway/up/login", url.Values{})
+	link := regexp.MustCompile(`id="sign-in-link" href="([^"]+)"`).FindStringSubmatch(page)
+	if res.StatusCode != 200 || link == nil {
+		t.Fatalf("start the sign-in: %d\n%s", res.StatusCode, page)
+	}
+	authURL := html.UnescapeString(link[1])
+	if !strings.HasPrefix(authURL, upstream.URL+"/oauth/authorize?") || !strings.Contains(authURL, url.QueryEscape(gw.URL+"/gateway/oauth/callback")) {
+		t.Errorf("authorization URL: %s", authURL)
+	}
+	to, err := signedIn(t, upstream, upstream.AdminToken).consent(authURL, approve("default", "reader", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, page := admin.do("GET", to.String(), nil); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/gateway" {
+		t.Fatalf("back at the gateway: %d %s", res.StatusCode, page)
+	}
+	cs := connectHTTP(t, gw.MCP(), gw.AdminToken, "")
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "up_whoami"})
+		if err == nil && !r.IsError {
+			if me := structured(t, r); handleOf(me) != "admin" || me["role"] != "reader" {
+				t.Errorf("up_whoami: %v", me)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the gateway did not reach the server after the sign-in: %v %v\n%s", r, err, gw.stderr)
+		}
+	}
+	// An answer nobody waits for (replayed) is refused.
+	if res, _ := admin.do("GET", to.String(), nil); res.StatusCode != http.StatusNotFound {
+		t.Errorf("a replayed answer: %d", res.StatusCode)
 	}
 }

@@ -50,7 +50,9 @@ type Options struct {
 	// answers 401 with OAuth metadata is signed in to with the tokens it
 	// holds, refreshed as they expire. Nil: such servers are reached as
 	// they are.
-	SignIn func(name, url string) (OAuthClient, error)
+	// open sends a person to the authorization page; nil when nobody is
+	// there to send (the supervisor's own attempts).
+	SignIn func(name, url string, open func(ctx context.Context, url string) error) (OAuthClient, error)
 }
 
 // An OAuthClient signs the gateway in to one server (package oauthclient
@@ -425,6 +427,39 @@ func (g *Gateway) ResourceTemplates() []ResourceTemplate {
 		out = append(out, ResourceTemplate{Def: e.def, Server: e.up.name})
 	}
 	return out
+}
+
+// SignIn signs the gateway in to server name, an HTTP server that takes
+// OAuth, with a person sent to its authorization page by open; the tokens
+// are kept (Options.SignIn's client keeps them) and the server is reached
+// with them at once, not at the end of its backoff.
+func (g *Gateway) SignIn(ctx context.Context, name string, open func(ctx context.Context, url string) error) error {
+	g.mu.Lock()
+	u := g.upstreams[name]
+	g.mu.Unlock()
+	switch {
+	case u == nil || u.spec == nil:
+		return atrium.Errorf(atrium.ENotFound, "no gateway server %q", name)
+	case u.spec.Transport == "stdio":
+		return atrium.Errorf(atrium.EInvalid, "%s runs on stdio: it has no OAuth sign-in", name)
+	case hasAuthorization(u.spec.Headers):
+		return atrium.Errorf(atrium.EInvalid, "%s is sent an Authorization header from the gateway file: it signs in with that", name)
+	case g.opts.SignIn == nil:
+		return atrium.Errorf(atrium.EUnavailable, "this gateway signs in to no server")
+	}
+	oc, err := g.opts.SignIn(name, u.spec.URL, open)
+	if err != nil {
+		return err
+	}
+	defer oc.Close()
+	client := mcp.NewClient(&mcp.Implementation{Name: "atrium-gateway", Version: atrium.Version}, nil)
+	sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u.spec.URL, OAuthHandler: oc, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: upstreamProtocol})
+	if err != nil {
+		return atrium.Errorf(atrium.EUnavailable, "sign in to %s: %v", name, err)
+	}
+	sess.Close()
+	u.kickNow()
+	return nil
 }
 
 // ReadResource reads uri from server, one of the servers that lists it (or a

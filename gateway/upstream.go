@@ -367,6 +367,8 @@ func (u *upstream) sleep(d time.Duration) bool {
 	select {
 	case <-t.C:
 		return true
+	case <-u.kick: // signed in, or a call wants it: try now
+		return true
 	case <-u.ctx.Done():
 		return false
 	}

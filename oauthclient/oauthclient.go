@@ -46,6 +46,12 @@ type Config struct {
 	Open func(ctx context.Context, url string) error
 	// Timeout bounds the wait for the person; default 5 minutes.
 	Timeout time.Duration
+	// RedirectURL, with Callbacks, is where the authorization server sends
+	// the person back when that is not this machine's loopback (a server's
+	// own public route, which hands the answer to Callbacks). Empty: a
+	// loopback listener of the handler's own.
+	RedirectURL string
+	Callbacks   *Callbacks
 	// HTTPClient makes the discovery and token requests; default
 	// http.DefaultClient.
 	HTTPClient *http.Client
@@ -57,8 +63,7 @@ type Config struct {
 type Handler struct {
 	*auth.AuthorizationCodeHandler
 	cfg      Config
-	ln       net.Listener
-	srv      *http.Server
+	srv      *http.Server // the loopback listener, if the handler has one
 	callback string
 
 	mu      sync.Mutex
@@ -83,14 +88,16 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.ClientName == "" {
 		cfg.ClientName = "Atrium"
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("listen for the OAuth redirect: %w", err)
+	h := &Handler{cfg: cfg, waiting: map[string]chan url.Values{}, callback: cfg.RedirectURL}
+	if cfg.RedirectURL == "" || cfg.Callbacks == nil {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("listen for the OAuth redirect: %w", err)
+		}
+		h.callback = "http://" + ln.Addr().String() + "/callback"
+		h.srv = &http.Server{Handler: http.HandlerFunc(h.serveCallback), ReadHeaderTimeout: 10 * time.Second}
+		go h.srv.Serve(ln)
 	}
-	h := &Handler{cfg: cfg, ln: ln, waiting: map[string]chan url.Values{},
-		callback: "http://" + ln.Addr().String() + "/callback"}
-	h.srv = &http.Server{Handler: http.HandlerFunc(h.serveCallback), ReadHeaderTimeout: 10 * time.Second}
-	go h.srv.Serve(ln)
 
 	ac := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL:              h.callback,
@@ -131,7 +138,12 @@ func New(cfg Config) (*Handler, error) {
 }
 
 // Close stops the loopback listener.
-func (h *Handler) Close() error { return h.srv.Close() }
+func (h *Handler) Close() error {
+	if h.srv == nil {
+		return nil
+	}
+	return h.srv.Close()
+}
 
 // CallbackURL is the redirect URI the handler listens on.
 func (h *Handler) CallbackURL() string { return h.callback }
@@ -148,10 +160,16 @@ func (h *Handler) fetch(ctx context.Context, args *auth.AuthorizationArgs) (*aut
 	h.mu.Lock()
 	h.waiting[state] = ch
 	h.mu.Unlock()
+	if h.srv == nil {
+		h.cfg.Callbacks.wait(state, ch)
+	}
 	defer func() {
 		h.mu.Lock()
 		delete(h.waiting, state)
 		h.mu.Unlock()
+		if h.srv == nil {
+			h.cfg.Callbacks.done(state)
+		}
 	}()
 	if err := h.cfg.Open(ctx, args.URL); err != nil {
 		return nil, fmt.Errorf("open the authorization page: %w", err)
@@ -236,4 +254,42 @@ func (k *kept) save(tok *oauth2.Token) {
 	if err := k.h.cfg.Store.Save(k.h.cfg.Key, s); err != nil {
 		k.h.cfg.Logger.Warn("keep the OAuth tokens", "key", k.h.cfg.Key, "err", err)
 	}
+}
+
+// Callbacks hands answers that come back to a server's own route to the
+// sign-ins waiting for them, by their state.
+type Callbacks struct {
+	mu      sync.Mutex
+	waiting map[string]chan url.Values
+}
+
+func (c *Callbacks) wait(state string, ch chan url.Values) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.waiting == nil {
+		c.waiting = map[string]chan url.Values{}
+	}
+	c.waiting[state] = ch
+}
+
+func (c *Callbacks) done(state string) {
+	c.mu.Lock()
+	delete(c.waiting, state)
+	c.mu.Unlock()
+}
+
+// Deliver hands the query of a redirect to the sign-in it answers, and
+// reports whether one was waiting.
+func (c *Callbacks) Deliver(q url.Values) bool {
+	c.mu.Lock()
+	ch, ok := c.waiting[q.Get("state")]
+	c.mu.Unlock()
+	if !ok {
+		return false
+	}
+	select {
+	case ch <- q:
+	default:
+	}
+	return true
 }

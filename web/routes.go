@@ -123,4 +123,6 @@ func (h *Handler) routes(route func(pattern string, fn http.HandlerFunc, signedI
 
 	route("GET /gateway", h.gatewayPage, true)
 	route("POST /gateway/health", h.gatewayHealth, true)
+	route("POST /gateway/{name}/login", h.gatewayLogin, true)
+	route("GET /gateway/oauth/callback", h.gatewayCallback, true)
 }

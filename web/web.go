@@ -15,6 +15,7 @@ import (
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/authn"
 	"github.com/atrium-hq/atrium/gateway"
+	"github.com/atrium-hq/atrium/oauthclient"
 	"github.com/atrium-hq/atrium/services"
 )
 
@@ -29,6 +30,9 @@ type Handler struct {
 	// Gateway is the MCP servers behind Atrium (--gateway), nil when none:
 	// /gateway then says so, and the navigation does not offer it.
 	Gateway *gateway.Gateway
+	// OAuthCallbacks takes the answers of the authorization servers the
+	// gateway signs in to from its page (see gatewayLogin).
+	OAuthCallbacks *oauthclient.Callbacks
 	// Heartbeat is how often an idle event stream says it is alive and
 	// checks that its session is still good; 0 means 15 s.
 	Heartbeat time.Duration

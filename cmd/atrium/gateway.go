@@ -17,7 +17,15 @@ import (
 )
 
 // gatewayFlag is --gateway: a file of other MCP servers to put behind Atrium.
-type gatewayFlag struct{ file string }
+type gatewayFlag struct {
+	file string
+	// redirect is the gateway page's sign-in route on this server's public
+	// address (serve), where an upstream's authorization server sends the
+	// admin back; callbacks hands those answers on. Empty: a loopback
+	// listener (atrium mcp, the CLI).
+	redirect  string
+	callbacks *oauthclient.Callbacks
+}
 
 func (f *gatewayFlag) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.file, "gateway", os.Getenv("ATRIUM_GATEWAY"), "start the MCP servers of this file (the mcpServers JSON of Claude Desktop, Cursor or .mcp.json) and expose their tools as <server>_<tool> (env ATRIUM_GATEWAY)")
@@ -32,23 +40,26 @@ func (f *gatewayFlag) start(g *globals, log *slog.Logger) (*gateway.Gateway, err
 	if f.file == "" {
 		return nil, nil
 	}
-	return gateway.Start(f.file, gateway.Options{Logger: log, SignIn: func(name, url string) (gateway.OAuthClient, error) {
-		return g.upstreamSignIn(name, url, func(context.Context, string) error {
-			return fmt.Errorf("%s takes OAuth and nobody has signed in to it yet, or its sign-in has ended: run  atrium gateway login %s", name, name)
-		})
+	return gateway.Start(f.file, gateway.Options{Logger: log, SignIn: func(name, url string, open func(context.Context, string) error) (gateway.OAuthClient, error) {
+		if open == nil {
+			open = func(context.Context, string) error {
+				return fmt.Errorf("%s takes OAuth and nobody has signed in to it yet, or its sign-in has ended: an admin signs it in on the gateway page, or runs  atrium gateway login %s", name, name)
+			}
+		}
+		return g.upstreamSignIn(name, url, open, f.redirect, f.callbacks)
 	}})
 }
 
 // upstreamSignIn is the OAuth client of gateway server name at url, its
 // tokens kept in the data folder under the server's name and URL; open
 // sends a person to the authorization page.
-func (g *globals) upstreamSignIn(name, url string, open func(context.Context, string) error) (*oauthclient.Handler, error) {
+func (g *globals) upstreamSignIn(name, url string, open func(context.Context, string) error, redirect string, callbacks *oauthclient.Callbacks) (*oauthclient.Handler, error) {
 	store, err := oauthclient.OpenStore(filepath.Join(g.dataDir, "oauth-tokens"))
 	if err != nil {
 		return nil, fmt.Errorf("the OAuth token folder: %w", err)
 	}
 	return oauthclient.New(oauthclient.Config{Store: store, Key: "gateway:" + name + " " + url, ClientName: "Atrium gateway",
-		MetadataURL: os.Getenv("ATRIUM_OAUTH_CLIENT_METADATA_URL"), Open: open, Logger: g.logger()})
+		MetadataURL: os.Getenv("ATRIUM_OAUTH_CLIENT_METADATA_URL"), Open: open, RedirectURL: redirect, Callbacks: callbacks, Logger: g.logger()})
 }
 
 func newGatewayCmd(g *globals) *cobra.Command {
@@ -80,7 +91,7 @@ as they expire. The tokens are never shown.`,
 			if sp.Transport == "stdio" {
 				return fmt.Errorf("%s runs on stdio: it has no OAuth sign-in", args[0])
 			}
-			h, err := g.upstreamSignIn(sp.Name, sp.URL, func(ctx context.Context, u string) error { return openBrowser(ctx, g.stderr, sp.Name, u) })
+			h, err := g.upstreamSignIn(sp.Name, sp.URL, func(ctx context.Context, u string) error { return openBrowser(ctx, g.stderr, sp.Name, u) }, "", nil)
 			if err != nil {
 				return err
 			}

@@ -23,6 +23,7 @@ import (
 	"github.com/atrium-hq/atrium/mcptools"
 	"github.com/atrium-hq/atrium/mirror"
 	"github.com/atrium-hq/atrium/oauth"
+	"github.com/atrium-hq/atrium/oauthclient"
 	"github.com/atrium-hq/atrium/oauthhttp"
 	"github.com/atrium-hq/atrium/web"
 )
@@ -176,7 +177,8 @@ person approves each client in the browser. Behind a TLS proxy or a tunnel, set
 			}
 			auth := &authn.Authenticator{Mode: mode, Identity: a.Identity, Logger: a.Log, OAuth: oauthOn, PublicURL: publicURL}
 			mcpHTTP := mcp.HTTP(mcpserver.HTTPOptions{Auth: auth, SessionTimeout: sessionTimeout})
-			ui := &web.Handler{Auth: auth, Services: a.Services, Gateway: gw}
+			gwFlag.callbacks = &oauthclient.Callbacks{}
+			ui := &web.Handler{Auth: auth, Services: a.Services, Gateway: gw, OAuthCallbacks: gwFlag.callbacks}
 			rest := &api.Handler{Auth: auth, Services: a.Services}
 			hosts := mcpserver.ParseToolsets(allowedHosts)
 			if u, err := url.Parse(publicURL); err == nil && u.Hostname() != "" {
@@ -206,6 +208,11 @@ person approves each client in the browser. Behind a TLS proxy or a tunnel, set
 				return err
 			}
 			base := "http://" + displayAddr(srv.Addr().String())
+			if publicURL != "" {
+				gwFlag.redirect = publicURL + "/gateway/oauth/callback"
+			} else {
+				gwFlag.redirect = base + "/gateway/oauth/callback"
+			}
 			if err := a.enableAgents(ctx, base, maxSessions); err != nil {
 				return err
 			}
