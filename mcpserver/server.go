@@ -272,6 +272,21 @@ func (s *Server) Local() *mcp.Server {
 const instructions = `Atrium is the shared workspace where people and agents work on the same documents, review threads and tasks. Call whoami to learn who you act as, in which workspace and with which role. Every tool acts in your workspace only. Failed calls return {error, code}; the message says what to change.`
 
 func (s *Server) build(ws atrium.Workspace) *mcp.Server {
+	// Declared in full so that clients know from the start what may change:
+	// tools come and go with gateway reloads.
+	caps := &mcp.ServerCapabilities{
+		Tools:     &mcp.ToolCapabilities{ListChanged: true},
+		Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+		Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+		//lint:ignore SA1019 deprecated in 2026-07-28, but 2025-era clients (and the conformance suite) still set log levels
+		Logging:     &mcp.LoggingCapabilities{},
+		Completions: &mcp.CompletionCapabilities{},
+	}
+	for _, ts := range s.toolsets {
+		for id, settings := range ts.Extensions {
+			caps.AddExtension(id, settings)
+		}
+	}
 	ms := mcp.NewServer(&mcp.Implementation{Name: "atrium", Title: "Atrium", Version: atrium.Version}, &mcp.ServerOptions{
 		Instructions:       instructions,
 		Logger:             s.sdkLog,
@@ -279,16 +294,7 @@ func (s *Server) build(ws atrium.Workspace) *mcp.Server {
 		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		SetCacheable:       privateByDefault,
-		// Declared in full so that clients know from the start what may change:
-		// tools come and go with gateway reloads.
-		Capabilities: &mcp.ServerCapabilities{
-			Tools:     &mcp.ToolCapabilities{ListChanged: true},
-			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
-			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
-			//lint:ignore SA1019 deprecated in 2026-07-28, but 2025-era clients (and the conformance suite) still set log levels
-			Logging:     &mcp.LoggingCapabilities{},
-			Completions: &mcp.CompletionCapabilities{},
-		},
+		Capabilities:       caps,
 	})
 	ms.AddReceivingMiddleware(s.recoverPanics, s.observe, s.awaitOpen, s.listTools, s.listResources(ws.ID), s.readResources)
 	for _, ts := range s.toolsets {
@@ -499,6 +505,11 @@ type Toolset struct {
 	Resources []Resource
 	Templates []ResourceTemplate
 	Prompts   []Prompt
+	// Extensions are the protocol extensions the toolset serves, by
+	// identifier, with their settings: declared in the capabilities of every
+	// server that has the toolset (and of no other). Their methods the
+	// toolset registers itself (Added, with mcp.AddReceivingCustomMethod).
+	Extensions map[string]map[string]any
 	// Defs are the toolset's stored tool definitions, defs/NAME.json, as
 	// tools/list sends them (see listedDefs); its golden test keeps them
 	// equal to the code's.

@@ -14,6 +14,26 @@ import (
 // cannot drift from the code; it names no URL and no token — agents reach
 // Atrium through their MCP configuration only.
 func (s *Server) WriteSkill(w io.Writer) error {
+	_, err := io.WriteString(w, s.skillGuide()+"\n## Tools\n"+s.skillTools())
+	return err
+}
+
+// SkillReference is where the generated skill, served as files (SkillFiles),
+// keeps its tool reference.
+const SkillReference = "references/TOOLS.md"
+
+// SkillFiles is the generated skill as a folder, as MCP serves it (the skills
+// extension): SKILL.md holds what WriteSkill writes before the tool
+// reference, which is in its own file, read when needed (the progressive
+// disclosure the Agent Skills format recommends).
+func (s *Server) SkillFiles() (manifest, reference string) {
+	manifest = s.skillGuide() + "\n## Tools\n\nEvery tool of this server, with its parameters and an example call, is in\n[" + SkillReference + "](" + SkillReference + ").\n"
+	reference = "# Atrium tools\n\nThe tools of the atrium skill, by toolset.\n" + s.skillTools()
+	return manifest, reference
+}
+
+// skillGuide is the skill before its tool reference.
+func (s *Server) skillGuide() string {
 	var b strings.Builder
 	b.WriteString(`---
 name: atrium
@@ -47,7 +67,12 @@ workspace; call ` + "`whoami`" + ` to see who and where you are and what your ro
 			b.WriteString(ts.Skill(enabled))
 		}
 	}
-	b.WriteString("\n## Tools\n")
+	return b.String()
+}
+
+// skillTools is the tool reference of the skill, a section per toolset.
+func (s *Server) skillTools() string {
+	var b strings.Builder
 	for _, ts := range s.toolsets {
 		var tools []*Tool
 		for _, t := range s.tools {
@@ -63,8 +88,7 @@ workspace; call ` + "`whoami`" + ` to see who and where you are and what your ro
 			writeToolDoc(&b, t)
 		}
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return b.String()
 }
 
 // param is a tool parameter as the skill documents it.

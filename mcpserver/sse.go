@@ -1,12 +1,16 @@
 package mcpserver
 
 import (
+	"bytes"
+	"context"
 	"crypto/rand"
+	"io"
 	"log/slog"
 	"mime"
 	"net/http"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/atrium-hq/atrium"
@@ -31,6 +35,12 @@ type sseSession struct {
 	transport *mcp.SSEServerTransport
 	owner     string
 	session   *mcp.ServerSession
+	// extra carries the requests the SDK's transport would refuse before
+	// the session saw them: it checks posts against the standard methods
+	// only, so an extension's methods (skills/list) registered on the server
+	// would get a plain-text 400 and the client no answer.
+	extra  chan jsonrpc.Message
+	closed chan struct{}
 }
 
 func newSSEHandler(server func(*http.Request) *mcp.Server, maxBody int64, log *slog.Logger) *sseHandler {
@@ -70,7 +80,87 @@ func (h *sseHandler) post(w http.ResponseWriter, r *http.Request) {
 		authn.WriteError(w, r, h.log, atrium.Errorf(atrium.EPermission, "this session belongs to another caller"))
 		return
 	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	if err != nil {
+		http.Error(w, "failed to read the request body", http.StatusRequestEntityTooLarge)
+		return
+	}
+	if msg, rej := parseMessage(body); rej == nil {
+		if req, ok := msg.(*jsonrpc.Request); ok && methodParams[req.Method] == nil {
+			select {
+			case sess.extra <- msg:
+				w.WriteHeader(http.StatusAccepted)
+			case <-sess.closed:
+				http.Error(w, "session closed", http.StatusBadRequest)
+			case <-r.Context().Done():
+			}
+			return
+		}
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	sess.transport.ServeHTTP(w, r)
+}
+
+// sseTransport is the SDK's SSE transport with a second way in: the requests
+// of sseSession.extra.
+type sseTransport struct {
+	*mcp.SSEServerTransport
+	sess *sseSession
+}
+
+func (t sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.SSEServerTransport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn := &sseConn{Connection: c, extra: t.sess.extra, in: make(chan jsonrpc.Message), ended: make(chan struct{}), stop: make(chan struct{})}
+	go conn.pump()
+	return conn, nil
+}
+
+// sseConn reads the SDK connection's messages and the extra ones.
+type sseConn struct {
+	mcp.Connection
+	extra chan jsonrpc.Message
+	in    chan jsonrpc.Message
+	ended chan struct{} // closed when the SDK connection's input ends: err says why
+	err   error
+	stop  chan struct{} // closed by Close
+	once  sync.Once
+}
+
+func (c *sseConn) pump() {
+	for {
+		msg, err := c.Connection.Read(context.Background())
+		if err != nil {
+			c.err = err
+			close(c.ended)
+			return
+		}
+		select {
+		case c.in <- msg:
+		case <-c.stop:
+			return
+		}
+	}
+}
+
+func (c *sseConn) Close() error {
+	c.once.Do(func() { close(c.stop) })
+	return c.Connection.Close()
+}
+
+func (c *sseConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case msg := <-c.in:
+		return msg, nil
+	case <-c.ended:
+		return nil, c.err
+	case msg := <-c.extra:
+		return msg, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func (h *sseHandler) open(w http.ResponseWriter, r *http.Request) {
@@ -92,7 +182,10 @@ func (h *sseHandler) open(w http.ResponseWriter, r *http.Request) {
 	sess := &sseSession{
 		transport: &mcp.SSEServerTransport{Endpoint: endpoint.RequestURI(), Response: w, MaxRequestBodyBytes: h.maxBody},
 		owner:     ownerKey(a),
+		extra:     make(chan jsonrpc.Message),
+		closed:    make(chan struct{}),
 	}
+	defer close(sess.closed)
 	h.mu.Lock()
 	h.sessions[id] = sess
 	h.mu.Unlock()
@@ -101,7 +194,7 @@ func (h *sseHandler) open(w http.ResponseWriter, r *http.Request) {
 		delete(h.sessions, id)
 		h.mu.Unlock()
 	}()
-	ss, err := server.Connect(r.Context(), sess.transport, nil)
+	ss, err := server.Connect(r.Context(), sseTransport{sess.transport, sess}, nil)
 	if err != nil {
 		h.log.Error("open SSE session", "err", err)
 		return

@@ -15,6 +15,7 @@ import (
 	"github.com/atrium-hq/atrium/mcptools/gatewaytools"
 	"github.com/atrium-hq/atrium/mcptools/pagetools"
 	"github.com/atrium-hq/atrium/mcptools/reviewtools"
+	"github.com/atrium-hq/atrium/mcptools/skilltools"
 	"github.com/atrium-hq/atrium/mcptools/tasktools"
 )
 
@@ -24,12 +25,16 @@ type Options struct {
 	Gateway *gateway.Gateway
 	// RunsAgents is set on a server that runs agent sessions (atrium serve).
 	RunsAgents bool
+	// SkillsFolder is the workspace folder skills are authored in: empty
+	// for the default (Skills), "-" for none.
+	SkillsFolder string
 }
 
 // All are every toolset Atrium can serve.
 func All(o Options) []mcpserver.NewToolset {
 	return []mcpserver.NewToolset{
 		coretools.New,
+		skilltools.New(skilltools.Options{Folder: o.SkillsFolder}),
 		pagetools.New,
 		reviewtools.New,
 		tasktools.New,

@@ -12,7 +12,9 @@
 #         extension such as tasks) are reported, not counted;
 #   2. with the default toolsets: every scenario that needs no fixture must pass,
 #      in both suites (the newest at the 2026-07-28 wire), so that the
-#      fixtures cannot hide a failure of the real surface.
+#      fixtures cannot hide a failure of the real surface; and the skills
+#      extension's scenarios (SEP-2640, 42 checks), scored: no check may fail
+#      or be skipped (the skills toolset serves the generated skill).
 #
 # Usage: scripts/conformance.sh [path/to/atrium]   (make conformance)
 # Needs `cd interop && npm ci` first (make interop-deps). Results are written
@@ -35,6 +37,9 @@ default_2026_scenarios=(
 	tools-list resources-list prompts-list caching sep-2164-resource-not-found
 	http-header-validation dns-rebinding-protection
 )
+# The skills extension (io.modelcontextprotocol/skills), in the newest suite.
+skills_scenarios=(sep-2640-skills-directory sep-2640-skills-enumeration sep-2640-skills-manifest)
+want_skills_checks=42
 
 # Node 24 and the conformance CLI come from interop/node_modules: the
 # machine's Node may be too old for the suite.
@@ -203,6 +208,26 @@ if start default; then
 			failures+=("2026-07-28 $scenario")
 		fi
 	done
+	skills_passed=0
+	for scenario in "${skills_scenarios[@]}"; do
+		out="$results/default-$scenario.txt"
+		node "$next_cli" server --url "$url" --scenario "$scenario" -o "$results/default-skills" 2>&1 | plain >"$out"
+		rc=${PIPESTATUS[0]}
+		line=$(grep -E '^Passed:' "$out" | tail -n 1)
+		# Every check counts but the suite's own wire-schema check.
+		checks=$(grep -cE '^[0-9TZ:.-]+ \[sep-2640-[a-z0-9-]+ *\] SUCCESS' "$out")
+		skills_passed=$((skills_passed + checks))
+		if [[ $rc -eq 0 ]] && ! grep -qE '(^|[^0-9])[1-9][0-9]* failed' <<<"$line" && ! grep -qE '\] (SKIPPED|WARNING|FAILURE)' "$out"; then
+			summary+=("PASS  default toolsets, skills, $scenario: $checks SEP-2640 checks passed (${line:-ok})")
+		else
+			summary+=("FAIL  default toolsets, skills, $scenario: ${line:-no result} (exit $rc; see ${out#"$root"/})")
+			failures+=("skills $scenario")
+		fi
+	done
+	if ((skills_passed != want_skills_checks)); then
+		summary+=("FAIL  default toolsets, skills: $skills_passed SEP-2640 checks passed, want $want_skills_checks")
+		failures+=("skills checks")
+	fi
 else
 	summary+=("FAIL  default toolsets: the server did not start")
 	failures+=("default server")
@@ -215,4 +240,4 @@ if ((${#failures[@]})); then
 	echo "conformance: FAILED: ${failures[*]}"
 	exit 1
 fi
-echo "conformance: OK: suite $(conformance --version) $want_full; suite $next_version: 0 scored failures for 2025-11-25 and 2026-07-28; $((${#default_scenarios[@]} + ${#default_2026_scenarios[@]})) default-toolset scenarios passed"
+echo "conformance: OK: suite $(conformance --version) $want_full; suite $next_version: 0 scored failures for 2025-11-25 and 2026-07-28; $((${#default_scenarios[@]} + ${#default_2026_scenarios[@]})) default-toolset scenarios passed; skills: $want_skills_checks of $want_skills_checks SEP-2640 checks"

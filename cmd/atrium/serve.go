@@ -30,13 +30,20 @@ import (
 
 // surfaceFlags are the flags that choose what the MCP surface exposes.
 type surfaceFlags struct {
-	toolsets string
-	readOnly bool
+	toolsets     string
+	readOnly     bool
+	skillsFolder string
 }
 
 func (f *surfaceFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.toolsets, "toolsets", env("ATRIUM_TOOLSETS", "all"), "comma-separated toolsets to expose: all, or names such as conformance (env ATRIUM_TOOLSETS)")
 	cmd.Flags().BoolVar(&f.readOnly, "read-only", false, "expose only tools that change nothing")
+	cmd.Flags().StringVar(&f.skillsFolder, "skills-folder", env("ATRIUM_SKILLS_FOLDER", "Skills"), "workspace folder whose Skills/<name>/SKILL.md pages are served as agent skills over MCP; - for none (env ATRIUM_SKILLS_FOLDER)")
+}
+
+// options are the toolsets' options the flags ask for.
+func (f *surfaceFlags) options(gw *gateway.Gateway) mcptools.Options {
+	return mcptools.Options{Gateway: gw, SkillsFolder: f.skillsFolder}
 }
 
 // mirrorFlag is --mirror: a folder kept in step with a workspace's pages.
@@ -71,7 +78,7 @@ func (f *mirrorFlag) start(ctx context.Context, a *app, workspace string) (*mirr
 // HTTP callers may not.
 func (f *surfaceFlags) config(log *slog.Logger, gw *gateway.Gateway, local bool) mcpserver.Config {
 	cfg := mcpserver.Config{
-		Toolsets: mcptools.All(mcptools.Options{Gateway: gw}),
+		Toolsets: mcptools.All(f.options(gw)),
 		Enable:   mcpserver.ParseToolsets(f.toolsets),
 		ReadOnly: f.readOnly,
 		Logger:   log,
@@ -161,7 +168,9 @@ person approves each client in the browser. Behind a TLS proxy or a tunnel, set
 				defer gw.Close()
 			}
 			cfg := surface.config(a.Log, gw, false)
-			cfg.Toolsets = mcptools.All(mcptools.Options{Gateway: gw, RunsAgents: true})
+			opts := surface.options(gw)
+			opts.RunsAgents = true
+			cfg.Toolsets = mcptools.All(opts)
 			cfg.Metrics = a.Metrics
 			a.supply(&cfg, gw, nil)
 			mcp, err := mcpserver.New(cfg)
