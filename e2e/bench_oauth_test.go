@@ -111,4 +111,3 @@ func BenchmarkOAuth(b *testing.B) {
 		b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95-ms")
 	})
 }
-
