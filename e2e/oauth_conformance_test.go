@@ -148,3 +148,54 @@ func TestOAuthConformanceClient(t *testing.T) {
 		t.Log(string(out))
 	}
 }
+
+// mcporter's own OAuth flow (`mcporter auth URL`) against the real binary:
+// it registers, prints the authorization URL, the person consents, the
+// redirect reaches mcporter's listener, and its next call uses the tokens
+// it kept.
+func TestOAuthMcporterAuth(t *testing.T) {
+	bin := nodeBin(t)
+	srv := startServe(t, "")
+	person := signedIn(t, srv, srv.AdminToken)
+	home := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "mcporter"), "auth", srv.MCP(), "--allow-http", "--no-browser")
+	cmd.Env = append(cleanEnv(), "HOME="+home, "NO_COLOR=1", "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	sc := bufio.NewScanner(out)
+	consented := false
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		log.WriteString(line + "\n")
+		if consented || !strings.HasPrefix(line, srv.URL+"/oauth/authorize?") {
+			continue
+		}
+		to, err := person.consent(line, approve("default", "writer", ""))
+		if err != nil {
+			t.Fatalf("consent: %v\n%s", err, log.String())
+		}
+		res, err := http.Get(to.String())
+		if err != nil {
+			t.Fatalf("the redirect to mcporter: %v", err)
+		}
+		res.Body.Close()
+		consented = true
+	}
+	if err := cmd.Wait(); err != nil || !consented {
+		t.Fatalf("mcporter auth: %v (consented %v)\n%s", err, consented, log.String())
+	}
+	got, code := runNode(t, bin, home, []string{"HOME=" + home}, "mcporter", "call", "--http-url", srv.MCP(), "--allow-http", "whoami", "--output", "json")
+	me := lastJSON(t, got)
+	if code != 0 || handleOf(me) != "admin" || me["role"] != "writer" {
+		t.Errorf("mcporter call with its kept tokens: exit %d\n%s", code, got)
+	}
+}
