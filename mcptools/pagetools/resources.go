@@ -43,7 +43,7 @@ func pageResource(d *pagesRef) mcpserver.ResourceTemplate {
 func completePagePath(d *pagesRef) func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, bool, error) {
 	return func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, bool, error) {
 		ref := req.Params.Ref
-		if ref == nil || ref.Type != "ref/resource" || !strings.HasPrefix(ref.URI, PageURIPrefix) || req.Params.Argument.Name != "path" {
+		if !completesPagePath(ref, req.Params.Argument.Name) {
 			return nil, false, nil
 		}
 		paths, total, err := d.get().CompletePaths(ctx, req.Params.Argument.Value, 100)
@@ -52,6 +52,21 @@ func completePagePath(d *pagesRef) func(context.Context, *mcp.CompleteRequest) (
 		}
 		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: paths, Total: total, HasMore: total > len(paths)}}, true, nil
 	}
+}
+
+// completesPagePath reports whether a completion asks for a page path: the
+// path of the page template, or a prompt's argument that names a page
+// (doc_path, the name every prompt of Atrium gives a page, as the tools do).
+func completesPagePath(ref *mcp.CompleteReference, arg string) bool {
+	switch {
+	case ref == nil:
+		return false
+	case ref.Type == "ref/resource":
+		return strings.HasPrefix(ref.URI, PageURIPrefix) && arg == "path"
+	case ref.Type == "ref/prompt":
+		return arg == "doc_path"
+	}
+	return false
 }
 
 // maxListedPages bounds the pages resources/list names.

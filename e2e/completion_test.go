@@ -1,0 +1,48 @@
+package e2e
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A prompt's page argument (doc_path) completes to the caller's pages, as
+// the page template's path does; another workspace's caller gets none.
+func TestPromptArgumentsCompletePagePaths(t *testing.T) {
+	srv := startServe(t, "")
+	cs := connectHTTP(t, srv.MCP(), srv.AdminToken, "")
+	for _, p := range []string{"Projects/Alpha.md", "Projects/Beta.md", "Notes.md"} {
+		callTool(t, cs, "write_page", map[string]any{"path": p, "content": "# " + p})
+	}
+	complete := func(cs *mcp.ClientSession, ref *mcp.CompleteReference, arg, value string) []string {
+		t.Helper()
+		res, err := cs.Complete(context.Background(), &mcp.CompleteParams{Ref: ref, Argument: mcp.CompleteParamsArgument{Name: arg, Value: value}})
+		if err != nil {
+			t.Fatalf("complete %v %s=%q: %v", ref, arg, value, err)
+		}
+		return res.Completion.Values
+	}
+	prompt := &mcp.CompleteReference{Type: "ref/prompt", Name: "review_cycle"}
+	if got := complete(cs, prompt, "doc_path", "Proj"); !slices.Contains(got, "Projects/Alpha.md") || !slices.Contains(got, "Projects/Beta.md") || slices.Contains(got, "Notes.md") {
+		t.Errorf("review_cycle doc_path=Proj: %v", got)
+	}
+	if got := complete(cs, prompt, "marker", "Proj"); len(got) != 0 {
+		t.Errorf("an argument that names no page: %v", got)
+	}
+	if got := complete(cs, &mcp.CompleteReference{Type: "ref/resource", URI: "atrium://pages/{+path}"}, "path", "No"); !slices.Contains(got, "Notes.md") {
+		t.Errorf("the page template's path: %v", got)
+	}
+	if _, errOut, code := srv.cli(t, nil, "workspace", "create", "other"); code != 0 {
+		t.Fatal(errOut)
+	}
+	out, errOut, code := srv.cli(t, nil, "token", "create", "--principal", "olga", "--workspace", "other", "--role", "admin")
+	if code != 0 {
+		t.Fatal(errOut)
+	}
+	other := connectHTTP(t, srv.MCP(), tokenRE.FindString(out), "")
+	if got := complete(other, prompt, "doc_path", "Proj"); len(got) != 0 {
+		t.Errorf("another workspace's caller completes to %v", got)
+	}
+}
