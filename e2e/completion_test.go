@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,5 +45,32 @@ func TestPromptArgumentsCompletePagePaths(t *testing.T) {
 	other := connectHTTP(t, srv.MCP(), tokenRE.FindString(out), "")
 	if got := complete(other, prompt, "doc_path", "Proj"); len(got) != 0 {
 		t.Errorf("another workspace's caller completes to %v", got)
+	}
+}
+
+// The server and its own tools carry Atrium's icon; a gateway's servers'
+// tools are listed as they are.
+func TestIconsOnServerAndTools(t *testing.T) {
+	srv := startServe(t, "")
+	for _, version := range []string{"", "2025-11-25"} {
+		cs := connectHTTP(t, srv.MCP(), srv.AdminToken, version)
+		if v := version; v == "2025-11-25" {
+			if info := cs.InitializeResult().ServerInfo; len(info.Icons) == 0 || info.Icons[0].MIMEType != "image/svg+xml" {
+				t.Errorf("serverInfo icons: %+v", info.Icons)
+			}
+		}
+		n := 0
+		for tool, err := range cs.Tools(context.Background(), nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+			if len(tool.Icons) == 0 || !strings.HasPrefix(tool.Icons[0].Source, "data:image/svg+xml;base64,") {
+				t.Errorf("%s (%s): no icon", tool.Name, version)
+			}
+		}
+		if n < 20 {
+			t.Errorf("%d tools", n)
+		}
 	}
 }

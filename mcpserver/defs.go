@@ -50,7 +50,7 @@ func (s *Server) listedDefs() map[string]*mcp.Tool {
 	defs := make(map[string]*mcp.Tool, len(s.tools))
 	for _, t := range s.tools {
 		if d := storedDef(stored[t.Toolset], t.Name()); d != nil && sameText(d, t.spec) {
-			defs[d.Name] = d
+			defs[d.Name] = withIcon(d)
 			continue
 		}
 		s.log.Warn("a tool's stored definition is missing or stale; inferring it (go test ./mcptools/... -run Golden -update rewrites defs/)", "tool", t.Name())
@@ -66,9 +66,23 @@ func (s *Server) listedDefs() map[string]*mcp.Tool {
 			}
 			*sch = json.RawMessage(b)
 		}
-		defs[d.Name] = &d
+		defs[d.Name] = withIcon(&d)
 	}
 	return defs
+}
+
+// Icon is Atrium's icon, on the server and on its own tools (the tools a
+// gateway serves from other servers are not listed from here: they keep
+// their own).
+var Icon = mcp.Icon{Source: "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIHZpZXdCb3g9IjAgMCA2NCA2NCI+PHJlY3Qgd2lkdGg9IjY0IiBoZWlnaHQ9IjY0IiByeD0iMTQiIGZpbGw9IiMyZjRiN2MiLz48cGF0aCBkPSJNMzIgMTIgNTAgNTJoLThsLTQtOUgyNmwtNCA5aC04em0wIDE0LTQgMTBoOHoiIGZpbGw9IiNmZmYiLz48L3N2Zz4=", MIMEType: "image/svg+xml", Sizes: []string{"any"}}
+
+func withIcon(d *mcp.Tool) *mcp.Tool {
+	if len(d.Icons) > 0 {
+		return d
+	}
+	c := *d
+	c.Icons = []mcp.Icon{Icon}
+	return &c
 }
 
 // sameText reports whether a stored definition describes spec: same name,

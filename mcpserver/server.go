@@ -287,7 +287,7 @@ func (s *Server) build(ws atrium.Workspace) *mcp.Server {
 			caps.AddExtension(id, settings)
 		}
 	}
-	ms := mcp.NewServer(&mcp.Implementation{Name: "atrium", Title: "Atrium", Version: atrium.Version}, &mcp.ServerOptions{
+	ms := mcp.NewServer(&mcp.Implementation{Name: "atrium", Title: "Atrium", Version: atrium.Version, Icons: []mcp.Icon{Icon}}, &mcp.ServerOptions{
 		Instructions:       instructions,
 		Logger:             s.sdkLog,
 		CompletionHandler:  s.completer(ws.ID),
