@@ -418,6 +418,26 @@ func TestOAuthRefusesAbuse(t *testing.T) {
 			t.Errorf("a writer letting a client act as another principal: %d %s", res.StatusCode, page)
 		}
 	})
+	t.Run("a session of a workspace's token grants only there", func(t *testing.T) {
+		if _, errOut, code := srv.cli(t, nil, "workspace", "create", "third"); code != 0 {
+			t.Fatal(errOut)
+		}
+		if _, errOut, code := srv.cli(t, nil, "token", "create", "--principal", "bea", "--workspace", "default", "--role", "writer"); code != 0 {
+			t.Fatal(errOut)
+		}
+		out, errOut, code := srv.cli(t, nil, "token", "create", "--principal", "bea", "--workspace", "third", "--role", "writer")
+		if code != 0 {
+			t.Fatal(errOut)
+		}
+		bea := signedIn(t, srv, tokenRE.FindString(out))
+		if _, page := bea.do("GET", authURL(nil), nil); strings.Contains(page, `value="default"`) || !strings.Contains(page, `value="third"`) {
+			t.Errorf("the consent page offers workspaces the session's token does not grant:\n%s", page)
+		}
+		res, page := bea.do("POST", srv.URL+"/oauth/authorize", mergeValues(mustQuery(authURL(nil)), approve("default", "reader", "")))
+		if res.StatusCode != 403 || res.Header.Get("Location") != "" {
+			t.Errorf("consent to a workspace the session's token does not grant: %d %s", res.StatusCode, page)
+		}
+	})
 	t.Run("open redirect", func(t *testing.T) {
 		res, page := person.do("GET", authURL(url.Values{"redirect_uri": {"https://evil.example/cb"}}), nil)
 		if res.StatusCode != 400 || res.Header.Get("Location") != "" || !strings.Contains(page, "is not one the client") {

@@ -78,6 +78,10 @@ func (h *Handler) consent(w http.ResponseWriter, r *http.Request, v url.Values) 
 		to := p.Denied()
 		if v.Get("decision") == "approve" {
 			ws := v.Get("workspace")
+			if bound != "" && ws != bound {
+				h.fail(w, r, atrium.Errorf(atrium.EPermission, "you signed in with a token for workspace %q: it grants no other", bound))
+				return
+			}
 			to, err = o.Approve(r.Context(), person, p, oauth.Consent{Workspace: ws, Role: atrium.Role(v.Get("role_" + ws)), As: v.Get("as_" + ws)})
 			if err != nil {
 				h.fail(w, r, err)

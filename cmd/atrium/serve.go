@@ -232,6 +232,9 @@ person approves each client in the browser. Behind a TLS proxy or a tunnel, set
 			if err := a.Tasks.Announce(ctx, a.Tasks.BaseURL); err != nil {
 				a.Log.Warn("record the UI's address for local agents", "err", err)
 			}
+			if oauthOn && publicURL == "" && !httpserve.IsLoopbackListen(addr) {
+				a.Log.Warn("OAuth is on and --public-url is not set: the issuer and the MCP URLs tokens are bound to follow each request's Host; set --public-url to the address clients use")
+			}
 			a.Log.Info("Atrium is serving", "url", base, "mcp", base+"/mcp", "engine", a.Engine(), "auth", mode, "toolsets", strings.Join(mcp.ToolsetNames(), ","))
 			if boot.AdminToken != "" {
 				fmt.Fprintf(g.stderr, "\n    First start: created the admin principal %q. Its token, shown only this once:\n\n        %s\n\n    Log in to the web UI:  %s/login?token=%s\n    Use it from an MCP client: Authorization: Bearer <token>, endpoint %s/mcp\n\n",
