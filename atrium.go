@@ -69,6 +69,25 @@ func (r Role) Valid() bool { return r.rank() > 0 }
 // Allows reports whether r includes everything need grants.
 func (r Role) Allows(need Role) bool { return r.rank() >= need.rank() && need.rank() > 0 }
 
+// The OAuth scopes that stand for roles: a client asks for them, and a
+// person grants at most the role its scopes reach.
+const (
+	ScopeRead  = "workspace:read"
+	ScopeWrite = "workspace:write"
+	ScopeAdmin = "workspace:admin"
+)
+
+// Scope is the scope that stands for r: every scope up to it.
+func (r Role) Scope() string {
+	switch r {
+	case RoleAdmin:
+		return ScopeRead + " " + ScopeWrite + " " + ScopeAdmin
+	case RoleWriter:
+		return ScopeRead + " " + ScopeWrite
+	}
+	return ScopeRead
+}
+
 // A Token is a bearer credential of one principal. Its secret is shown once, at
 // creation, and only its hash is kept.
 type Token struct {
@@ -101,6 +120,11 @@ type Actor struct {
 	// a browser's session): an agent session's own token says which session
 	// is calling.
 	Token int64
+	// Capped is the role the caller's membership gives when an OAuth grant
+	// holds it to a lower Role ("" otherwise): a call that needs more than
+	// Role but no more than Capped is one a client may step up to, with the
+	// person's consent again.
+	Capped Role
 }
 
 // ValidateName checks a workspace name or principal handle: lower case letters,

@@ -9,10 +9,9 @@ import (
 	"github.com/atrium-hq/atrium/identity"
 )
 
-// OAuth scopes a 401 on an MCP endpoint asks for: reading and writing, the
-// usual grant. (Package oauth defines them; authn names them only here to
-// keep the challenge free of a dependency on the authorization server.)
-const challengeScope = "workspace:read workspace:write"
+// challengeScope is what a 401 on an MCP endpoint asks for: reading and
+// writing, the usual grant.
+var challengeScope = atrium.RoleWriter.Scope()
 
 // Base is the public URL of this server, with no trailing slash: PublicURL
 // when it is set (behind a TLS proxy or a tunnel it must be), else the
@@ -83,3 +82,11 @@ func (a *Authenticator) Refuse(w http.ResponseWriter, r *http.Request, err error
 }
 
 func isAccessToken(tok string) bool { return strings.HasPrefix(tok, identity.AccessPrefix) }
+
+// RefuseScope answers a call that needs role need, which the caller's OAuth
+// grant holds it below: 403 insufficient_scope, naming the scope that would
+// do (RFC 6750 §3.1), so that the client asks the person again (step-up).
+func (a *Authenticator) RefuseScope(w http.ResponseWriter, r *http.Request, need atrium.Role) {
+	w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+need.Scope()+`", resource_metadata="`+a.ResourceMetadataURL(r)+`", error_description="this call needs the `+string(need)+` role, more than the person granted this client"`)
+	WriteError(w, r, a.Logger, atrium.Errorf(atrium.EPermission, "this call needs the %s role, more than the person granted this client (insufficient_scope): sign in again for %s", need, need.Scope()))
+}

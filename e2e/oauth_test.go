@@ -648,3 +648,78 @@ func TestGatewayPageSignsInToAnOAuthServer(t *testing.T) {
 		t.Errorf("a replayed answer: %d", res.StatusCode)
 	}
 }
+
+// Step-up: a client the person granted reading only, whose call needs
+// writing, gets 403 insufficient_scope naming the scope that would do; the
+// go-sdk client asks the person again, they grant writer, and the call goes
+// through. A reader's client gets no such chance: its membership is the
+// limit, and the call is a tool error.
+func TestOAuthStepUp(t *testing.T) {
+	srv := startServe(t, "")
+	person := signedIn(t, srv, srv.AdminToken)
+	var asked []string
+	h, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
+		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
+			ClientName: "step-up", RedirectURIs: []string{"http://127.0.0.1:1/callback"}}},
+		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			u, _ := url.Parse(args.URL)
+			asked = append(asked, u.Query().Get("scope"))
+			role := "reader"
+			if len(asked) > 1 {
+				role = "writer"
+			}
+			return person.fetcher(approve("default", role, ""))(ctx, args)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := oauthConnect(t, srv.MCP(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if me := whoami(t, cs); me["role"] != "reader" {
+		t.Fatalf("first grant: %v", me)
+	}
+	if res, _ := httpDo(t, "POST", srv.MCP(), mustAccess(t, h)); res.StatusCode == 403 {
+		t.Fatal("a request that is no tool call is refused as a step-up")
+	}
+	if r := callTool(t, cs, "write_page", map[string]any{"path": "Stepped.md", "content": "# up"}); r.IsError {
+		t.Fatalf("write after step-up: %+v", r.StructuredContent)
+	}
+	if len(asked) != 2 || !strings.Contains(asked[1], "workspace:write") {
+		t.Errorf("the person was asked %d times, for %q", len(asked), asked)
+	}
+	if me := whoami(t, cs); me["role"] != "writer" {
+		t.Errorf("after step-up: %v", me)
+	}
+
+	// A reader's own client: its membership is the limit, no step-up.
+	if _, errOut, code := srv.cli(t, nil, "token", "create", "--principal", "rhea", "--workspace", "default", "--role", "reader"); code != 0 {
+		t.Fatal(errOut)
+	}
+	out, _, _ := srv.cli(t, nil, "token", "create", "--principal", "rhea")
+	rhea := signedIn(t, srv, tokenRE.FindString(out))
+	rh, _ := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
+		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
+			ClientName: "reader's", RedirectURIs: []string{"http://127.0.0.1:1/callback"}}},
+		AuthorizationCodeFetcher: rhea.fetcher(approve("default", "reader", "")),
+	})
+	rcs, err := oauthConnect(t, srv.MCP(), rh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := callToolRaw(t, rcs, "write_page", map[string]any{"path": "No.md", "content": "x"}); !r.IsError {
+		t.Error("a reader's client wrote")
+	}
+}
+
+func mustAccess(t *testing.T, h *auth.AuthorizationCodeHandler) string {
+	t.Helper()
+	ts, _ := h.TokenSource(context.Background())
+	tok, err := ts.Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok.AccessToken
+}

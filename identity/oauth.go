@@ -40,7 +40,7 @@ func (s *Service) AuthenticateAccess(ctx context.Context, secret, workspace, res
 		return nil, err
 	}
 	if g.RoleCap.Valid() && !g.RoleCap.Allows(a.Role) {
-		a.Role = g.RoleCap
+		a.Capped, a.Role = a.Role, g.RoleCap
 	}
 	s.touch(g.TokenID)
 	return a, nil

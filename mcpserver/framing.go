@@ -306,7 +306,11 @@ func (h *HTTPHandler) checked(next http.Handler) http.Handler {
 			}
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		if id, method := peekCall(body); id.IsValid() {
+		id, method := peekCall(body)
+		if method == "tools/call" && h.stepUp(w, r, body) {
+			return
+		}
+		if id.IsValid() {
 			// The SDK answers a method it does not serve in a session with a
 			// plain-text 400, which clients report as a failed transport:
 			// answer it as JSON-RPC, under the request's id.
@@ -315,6 +319,32 @@ func (h *HTTPHandler) checked(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// stepUp refuses a tools/call that needs a role the caller's OAuth grant
+// holds it below, though its membership reaches it: HTTP 403
+// insufficient_scope, on which a client asks the person for more
+// (step-up), rather than a tool error it could only show. It reports
+// whether it answered.
+func (h *HTTPHandler) stepUp(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	a := atrium.ActorFromContext(r.Context())
+	if a == nil || a.Capped == "" {
+		return false
+	}
+	var call struct {
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &call) != nil {
+		return false
+	}
+	t := h.s.tool(call.Params.Name)
+	if t == nil || a.Role.Allows(t.Need) || !a.Capped.Allows(t.Need) {
+		return false
+	}
+	h.opts.Auth.RefuseScope(w, r, t.Need)
+	return true
 }
 
 // writeTooLarge answers a body over the limit, of which prefix was read: a

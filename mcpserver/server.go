@@ -398,6 +398,16 @@ func RPCError(err error) error {
 	return &jsonrpc.Error{Code: code, Message: atrium.ErrorMessage(err)}
 }
 
+// tool is the tool named name, or nil.
+func (s *Server) tool(name string) *Tool {
+	for _, t := range s.tools {
+		if t.Name() == name {
+			return t
+		}
+	}
+	return nil
+}
+
 // completer answers completion/complete for the server of workspace ws from
 // the toolsets, with the caller in the context like every other handler.
 func (s *Server) completer(ws int64) func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) {

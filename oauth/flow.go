@@ -387,7 +387,7 @@ func (s *Service) issue(ctx context.Context, tx *store.Tx, grant int64, role atr
 	if err := tx.InsertOAuthSecret(ctx, grant, "refresh", identity.HashToken(refresh), tx.Now().Add(s.cfg.RefreshLifetime)); err != nil {
 		return TokenResponse{}, err
 	}
-	return TokenResponse{AccessToken: access, TokenType: "Bearer", ExpiresIn: int64(s.cfg.AccessLifetime / time.Second), RefreshToken: refresh, Scope: ScopeOf(role)}, nil
+	return TokenResponse{AccessToken: access, TokenType: "Bearer", ExpiresIn: int64(s.cfg.AccessLifetime / time.Second), RefreshToken: refresh, Scope: role.Scope()}, nil
 }
 
 // refresh trades a refresh token for a new pair. The token given is rotated

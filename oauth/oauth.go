@@ -45,24 +45,14 @@ const (
 // may grant it. offline_access is accepted (refresh tokens are always
 // issued) so that clients that ask for it are not refused.
 const (
-	ScopeRead  = "workspace:read"
-	ScopeWrite = "workspace:write"
-	ScopeAdmin = "workspace:admin"
+	ScopeRead  = atrium.ScopeRead
+	ScopeWrite = atrium.ScopeWrite
+	ScopeAdmin = atrium.ScopeAdmin
 )
 
 // Scopes are the scopes supported, in order.
 var Scopes = []string{ScopeRead, ScopeWrite, ScopeAdmin, "offline_access"}
 
-// ScopeOf is the scope that stands for role: every scope up to it.
-func ScopeOf(role atrium.Role) string {
-	switch role {
-	case atrium.RoleAdmin:
-		return ScopeRead + " " + ScopeWrite + " " + ScopeAdmin
-	case atrium.RoleWriter:
-		return ScopeRead + " " + ScopeWrite
-	}
-	return ScopeRead
-}
 
 // ceiling is the highest role a requested scope allows: admin when it names
 // no scope of Atrium's (the person then chooses).
