@@ -723,3 +723,40 @@ func mustAccess(t *testing.T, h *auth.AuthorizationCodeHandler) string {
 	}
 	return tok.AccessToken
 }
+
+// A person lists the clients they connected and revokes one, without being
+// an admin; nobody else can revoke it for them there.
+func TestOAuthConnectionsRevokedByTheirOwner(t *testing.T) {
+	srv := startServe(t, "")
+	if _, errOut, code := srv.cli(t, nil, "token", "create", "--principal", "wren", "--workspace", "default", "--role", "writer"); code != 0 {
+		t.Fatal(errOut)
+	}
+	out, _, _ := srv.cli(t, nil, "token", "create", "--principal", "wren")
+	wren := signedIn(t, srv, tokenRE.FindString(out))
+	h := oauthHandler(t, wren)
+	if _, err := oauthConnect(t, srv.MCP(), h); err != nil {
+		t.Fatal(err)
+	}
+	access := mustAccess(t, h)
+	_, page := wren.do("GET", srv.URL+"/connections", nil)
+	m := regexp.MustCompile(`action="/connections/(\d+)/revoke"`).FindStringSubmatch(page)
+	if m == nil || !strings.Contains(page, "OAuth: bench") {
+		t.Fatalf("connections page:\n%s", page)
+	}
+	admin := signedIn(t, srv, srv.AdminToken)
+	if res, _ := admin.do("POST", srv.URL+"/connections/"+m[1]+"/revoke", url.Values{}); res.StatusCode != 404 {
+		t.Errorf("someone else revoking it there: %d", res.StatusCode)
+	}
+	if res, _ := httpDo(t, "POST", srv.MCP(), access); res.StatusCode == 401 {
+		t.Fatal("revoked by someone else")
+	}
+	if res, _ := wren.do("POST", srv.URL+"/connections/"+m[1]+"/revoke", url.Values{}); res.StatusCode != 303 {
+		t.Fatalf("revoke: %d", res.StatusCode)
+	}
+	if res, _ := httpDo(t, "POST", srv.MCP(), access); res.StatusCode != 401 {
+		t.Errorf("a revoked client's token answers %d", res.StatusCode)
+	}
+	if _, page := wren.do("GET", srv.URL+"/connections", nil); !strings.Contains(page, "revoked") {
+		t.Error("the page does not show it revoked")
+	}
+}

@@ -45,3 +45,42 @@ func (s *Service) AuthenticateAccess(ctx context.Context, secret, workspace, res
 	s.touch(g.TokenID)
 	return a, nil
 }
+
+// Connections are the OAuth grants of the caller: those acting as them and
+// those they approved for agents, newest first, revoked ones included.
+func (s *Service) Connections(ctx context.Context) ([]atrium.Token, error) {
+	a := atrium.ActorFromContext(ctx)
+	if a == nil || a.Principal.ID == 0 {
+		return nil, atrium.Errorf(atrium.EUnauthenticated, "sign in to see the clients you connected")
+	}
+	var out []atrium.Token
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		all, err := tx.Tokens(ctx, a.Principal.ID)
+		for i := len(all) - 1; i >= 0; i-- {
+			if all[i].Client != "" {
+				out = append(out, all[i])
+			}
+		}
+		return err
+	})
+	return out, err
+}
+
+// RevokeConnection revokes an OAuth grant of the caller's (see
+// Connections): it and every token issued under it stop working at once.
+func (s *Service) RevokeConnection(ctx context.Context, id int64) error {
+	a := atrium.ActorFromContext(ctx)
+	if a == nil || a.Principal.ID == 0 {
+		return atrium.Errorf(atrium.EUnauthenticated, "sign in to revoke a client you connected")
+	}
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		t, err := tx.TokenByID(ctx, id)
+		if err != nil || t.Client == "" || t.PrincipalID != a.Principal.ID && t.ApprovedBy != a.Principal.Handle {
+			return atrium.Errorf(atrium.ENotFound, "no connected client %d of yours", id)
+		}
+		if err := tx.RevokeToken(ctx, id); err != nil {
+			return err
+		}
+		return tx.EmitJSON(ctx, t.WorkspaceID, a.Principal.ID, "token.revoked", t.Principal, map[string]any{"token_id": id, "reason": "revoked by the person who connected it"})
+	})
+}

@@ -114,6 +114,9 @@ func (h *Handler) routes(route func(pattern string, fn http.HandlerFunc, signedI
 	route("POST /agents/deliveries/{id}/retry", h.retryDelivery, true)
 	route("POST /agents/deliveries/{id}/cancel", h.cancelDelivery, true)
 
+	route("GET /connections", h.connections, true)
+	route("POST /connections/{id}/revoke", h.revokeConnection, true)
+
 	route("GET /admin", h.admin, true)
 	route("POST /admin/tokens", h.adminCreateToken, true)
 	route("POST /admin/tokens/{id}/revoke", h.adminRevokeToken, true)
