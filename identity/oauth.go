@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/store"
@@ -42,7 +43,15 @@ func (s *Service) AuthenticateAccess(ctx context.Context, secret, workspace, res
 	if g.RoleCap.Valid() && !g.RoleCap.Allows(a.Role) {
 		a.Capped, a.Role = a.Role, g.RoleCap
 	}
-	s.touch(g.TokenID)
+	// A client's use is in the audit log, not only its last-used time: at
+	// most one token.used a minute per grant, written in the background.
+	id, ws, principal, handle, client := g.TokenID, a.Workspace.ID, a.Principal.ID, a.Principal.Handle, g.Client
+	s.recordUse(id, func(ctx context.Context, tx *store.Tx, now time.Time) error {
+		if err := tx.TouchToken(ctx, id, now); err != nil {
+			return err
+		}
+		return tx.EmitJSON(ctx, ws, principal, "token.used", handle, map[string]any{"token_id": id, "client": client, "resource": resource})
+	})
 	return a, nil
 }
 

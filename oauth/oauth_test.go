@@ -330,3 +330,36 @@ func TestRegistrationOff(t *testing.T) {
 		t.Error("metadata advertises registration with DCR off")
 	}
 }
+
+// Every grant's use is in the event log (token.used, at most once a minute
+// per grant), with the client and the MCP URL, for admins only.
+func TestUseIsAudited(t *testing.T) {
+	f := setup(t, oauth.Config{DCR: true})
+	client, tok := f.signIn(t, atrium.RoleWriter)
+	for range 3 {
+		if !f.works(tok.AccessToken) {
+			t.Fatal("token refused")
+		}
+	}
+	f.svc.Identity.Close() // the use is written in the background
+	admin, err := f.svc.Identity.AdminActor(context.Background(), atrium.DefaultWorkspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := f.svc.Activity.Since(atrium.NewContextWithActor(context.Background(), admin), 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := 0
+	for _, e := range events {
+		if e.Kind == "token.used" {
+			used++
+			if !strings.Contains(string(e.Payload), client) || !strings.Contains(string(e.Payload), issuer+"/mcp") {
+				t.Errorf("token.used: %s", e.Payload)
+			}
+		}
+	}
+	if used != 1 {
+		t.Errorf("%d token.used events for three uses within a minute (want 1)", used)
+	}
+}
