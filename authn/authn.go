@@ -15,6 +15,7 @@ import (
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/identity"
+	"github.com/atrium-hq/atrium/oidc"
 )
 
 // Mode is how HTTP callers prove who they are.
@@ -46,6 +47,9 @@ type Authenticator struct {
 	// PublicURL is the server's address as clients reach it (the OAuth
 	// issuer and the base of its MCP URLs); empty: the request's own.
 	PublicURL string
+	// OIDC, when set, takes the JWTs an external issuer signed for an MCP
+	// URL of this server (--auth oidc=ISSUER), beside API tokens.
+	OIDC *oidc.Verifier
 }
 
 // credentials are the bearer token of r, or, for browser routes (cookies
@@ -219,6 +223,9 @@ func (a *Authenticator) authenticate(ctx context.Context, r *http.Request, cooki
 	}
 	if isAccessToken(tok) {
 		return a.oauthToken(ctx, r, tok, ws)
+	}
+	if a.OIDC != nil && oidc.LooksLikeJWT(tok) {
+		return a.oidcToken(ctx, r, tok, ws)
 	}
 	return a.Identity.Authenticate(ctx, tok, ws)
 }

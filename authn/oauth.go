@@ -69,11 +69,25 @@ func (a *Authenticator) oauthToken(ctx context.Context, r *http.Request, tok, ws
 	return a.Identity.AuthenticateAccess(ctx, tok, ws, res)
 }
 
+// oidcToken authenticates an external issuer's token: only at an MCP
+// endpoint, for which it must have been issued (its aud).
+func (a *Authenticator) oidcToken(ctx context.Context, r *http.Request, tok, ws string) (*atrium.Actor, error) {
+	res := a.Resource(r)
+	if res == "" {
+		return nil, atrium.Errorf(atrium.EUnauthenticated, "a token of the OIDC issuer works only at the MCP endpoints; use an API token here (atrium token create)")
+	}
+	handle, err := a.OIDC.Verify(ctx, tok, res)
+	if err != nil {
+		return nil, err
+	}
+	return a.Identity.ExternalActor(ctx, handle, ws)
+}
+
 // Refuse is the package's Refuse for a request to this server: a 401 on an
 // MCP endpoint, with OAuth on, also says where the resource's metadata is
 // and which scope to ask for, so that a client can sign in (RFC 9728 §5.1).
 func (a *Authenticator) Refuse(w http.ResponseWriter, r *http.Request, err error) {
-	if a.OAuth && atrium.ErrorCode(err) == atrium.EUnauthenticated && MCPPath(r.URL.Path) != "" {
+	if (a.OAuth || a.OIDC != nil) && atrium.ErrorCode(err) == atrium.EUnauthenticated && MCPPath(r.URL.Path) != "" {
 		w.Header().Set("WWW-Authenticate", challenge(r, err)+`, resource_metadata="`+a.ResourceMetadataURL(r)+`", scope="`+challengeScope+`"`)
 		WriteError(w, r, a.Logger, err)
 		return

@@ -91,7 +91,7 @@ func New(cfg Config) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.Handle("GET /metrics", s.metrics())
-	if cfg.Auth == nil || !cfg.Auth.OAuth {
+	if cfg.Auth == nil || !cfg.Auth.OAuth && cfg.Auth.OIDC == nil {
 		noOAuth(mux)
 	}
 	if cfg.Register != nil {

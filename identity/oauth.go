@@ -93,3 +93,25 @@ func (s *Service) RevokeConnection(ctx context.Context, id int64) error {
 		return tx.EmitJSON(ctx, t.WorkspaceID, a.Principal.ID, "token.revoked", t.Principal, map[string]any{"token_id": id, "reason": "revoked by the person who connected it"})
 	})
 }
+
+// ExternalActor is the actor of principal handle, whom an external issuer's
+// token names, in workspace: an existing principal with its role there,
+// never one made up on the way (an issuer's users are not Atrium's until an
+// admin gives them a role).
+func (s *Service) ExternalActor(ctx context.Context, handle, workspace string) (*atrium.Actor, error) {
+	if workspace == "" {
+		workspace = atrium.DefaultWorkspace
+	}
+	var g store.Grant
+	err := s.db.Read(ctx, func(tx *store.Tx) (err error) {
+		g, err = tx.HandleGrant(ctx, handle, workspace)
+		return err
+	})
+	if atrium.ErrorCode(err) == atrium.ENotFound {
+		return nil, atrium.Errorf(atrium.EPermission, "%s is signed in by the issuer but is no principal of Atrium: an admin gives them a role (atrium token create --principal %s --workspace NAME --role R)", handle, handle)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return actorOf(g, workspace)
+}

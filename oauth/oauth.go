@@ -53,7 +53,6 @@ const (
 // Scopes are the scopes supported, in order.
 var Scopes = []string{ScopeRead, ScopeWrite, ScopeAdmin, "offline_access"}
 
-
 // ceiling is the highest role a requested scope allows: admin when it names
 // no scope of Atrium's (the person then chooses).
 func ceiling(scope string) atrium.Role {

@@ -26,6 +26,10 @@ type Handler struct {
 	OAuth *oauth.Service
 	Auth  *authn.Authenticator
 	Log   *slog.Logger
+	// Issuer, when set, is an external authorization server (--auth
+	// oidc=ISSUER): the resource metadata names it, and this server serves
+	// no authorization endpoints of its own.
+	Issuer string
 }
 
 // Routes lists the patterns Register mounts, for the sweeps that walk every
@@ -48,6 +52,9 @@ func (h *Handler) routes(route func(string, http.HandlerFunc)) {
 	route("GET /.well-known/oauth-protected-resource", h.resourceMetadata)
 	route("GET /.well-known/oauth-protected-resource/mcp", h.resourceMetadata)
 	route("GET /.well-known/oauth-protected-resource/w/{workspace}/mcp", h.resourceMetadata)
+	if h.Issuer != "" {
+		return
+	}
 	route("GET /.well-known/oauth-authorization-server", h.serverMetadata)
 	route("POST /oauth/token", h.token)
 	route("POST /oauth/register", h.register)
@@ -87,7 +94,11 @@ func (h *Handler) resourceMetadata(w http.ResponseWriter, r *http.Request) {
 		path = "/w/" + ws + "/mcp"
 	}
 	base := h.Auth.Base(r)
-	writeJSON(w, http.StatusOK, oauth.ResourceMetadata(base, base+path))
+	issuer := base
+	if h.Issuer != "" {
+		issuer = h.Issuer
+	}
+	writeJSON(w, http.StatusOK, oauth.ResourceMetadata(issuer, base+path))
 }
 
 func (h *Handler) serverMetadata(w http.ResponseWriter, r *http.Request) {

@@ -25,6 +25,7 @@ import (
 	"github.com/atrium-hq/atrium/oauth"
 	"github.com/atrium-hq/atrium/oauthclient"
 	"github.com/atrium-hq/atrium/oauthhttp"
+	"github.com/atrium-hq/atrium/oidc"
 	"github.com/atrium-hq/atrium/web"
 )
 
@@ -115,6 +116,7 @@ func newServeCmd(g *globals) *cobra.Command {
 		maxSessions    int
 		metricsOpen    bool
 		oauthOn        bool
+		oidcClaim      string
 		oauthDCR       bool
 		publicURL      string
 	)
@@ -136,8 +138,16 @@ person approves each client in the browser. Behind a TLS proxy or a tunnel, set
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			mode := authn.Mode(authMode)
+			var verifier *oidc.Verifier
+			if issuer, ok := strings.CutPrefix(authMode, "oidc="); ok {
+				v, err := oidc.New(oidc.Config{Issuer: issuer, Claim: oidcClaim})
+				if err != nil {
+					return err
+				}
+				verifier, mode = v, authn.ModeToken
+			}
 			if mode != authn.ModeToken && mode != authn.ModeNone {
-				return fmt.Errorf("--auth %q: use token or none", authMode)
+				return fmt.Errorf("--auth %q: use token, none or oidc=ISSUER", authMode)
 			}
 			if mode == authn.ModeNone && !httpserve.IsLoopbackListen(addr) {
 				return fmt.Errorf("--auth none serves every caller as admin, so it needs a loopback --addr (such as 127.0.0.1:8080), not %q", addr)
@@ -146,7 +156,7 @@ person approves each client in the browser. Behind a TLS proxy or a tunnel, set
 			if err != nil {
 				return err
 			}
-			oauthOn = oauthOn && mode == authn.ModeToken
+			oauthOn = oauthOn && mode == authn.ModeToken && verifier == nil
 			ctx := cmd.Context()
 			a, err := g.open(ctx)
 			if err != nil {
@@ -184,7 +194,7 @@ person approves each client in the browser. Behind a TLS proxy or a tunnel, set
 			if mir != nil {
 				defer mir.Close()
 			}
-			auth := &authn.Authenticator{Mode: mode, Identity: a.Identity, Logger: a.Log, OAuth: oauthOn, PublicURL: publicURL}
+			auth := &authn.Authenticator{Mode: mode, Identity: a.Identity, Logger: a.Log, OAuth: oauthOn, PublicURL: publicURL, OIDC: verifier}
 			mcpHTTP := mcp.HTTP(mcpserver.HTTPOptions{Auth: auth, SessionTimeout: sessionTimeout})
 			gwFlag.callbacks = &oauthclient.Callbacks{}
 			ui := &web.Handler{Auth: auth, Services: a.Services, Gateway: gw, OAuthCallbacks: gwFlag.callbacks}
@@ -199,8 +209,11 @@ person approves each client in the browser. Behind a TLS proxy or a tunnel, set
 					mcpHTTP.Register(mux)
 					rest.Register(mux)
 					ui.Register(mux)
-					if oauthOn {
+					switch {
+					case oauthOn:
 						(&oauthhttp.Handler{OAuth: a.OAuth, Auth: auth, Log: a.Log}).Register(mux)
+					case verifier != nil:
+						(&oauthhttp.Handler{Auth: auth, Log: a.Log, Issuer: verifier.Issuer()}).Register(mux)
 					}
 				},
 				CrossOrigin:  oauthhttp.Public,
@@ -251,7 +264,8 @@ person approves each client in the browser. Behind a TLS proxy or a tunnel, set
 	mirrorDir.register(cmd)
 	gwFlag.register(cmd)
 	cmd.Flags().StringVar(&addr, "addr", env("ATRIUM_ADDR", "127.0.0.1:8080"), "address to listen on (env ATRIUM_ADDR)")
-	cmd.Flags().StringVar(&authMode, "auth", env("ATRIUM_AUTH", "token"), "token: bearer tokens; none: everyone is the local admin (loopback only)")
+	cmd.Flags().StringVar(&authMode, "auth", env("ATRIUM_AUTH", "token"), "token: bearer tokens; none: everyone is the local admin (loopback only); oidc=ISSUER: also the JWTs an external OpenID Connect issuer signs for this server's MCP URL")
+	cmd.Flags().StringVar(&oidcClaim, "oidc-claim", env("ATRIUM_OIDC_CLAIM", "preferred_username"), "with --auth oidc=ISSUER: the claim whose value is the principal's handle (env ATRIUM_OIDC_CLAIM)")
 	cmd.Flags().StringVar(&allowedHosts, "allowed-hosts", os.Getenv("ATRIUM_ALLOWED_HOSTS"), "comma-separated host names, besides loopback, that browsers may use to reach a loopback listener")
 	cmd.Flags().BoolVar(&metricsOpen, "metrics-open", false, "serve /metrics without a token (for a scraper on a private network); otherwise it needs an admin's token")
 	cmd.Flags().BoolVar(&oauthOn, "oauth", envBool("ATRIUM_OAUTH", true), "sign in MCP clients with OAuth 2.1, Atrium as the authorization server (with --auth token; env ATRIUM_OAUTH)")
