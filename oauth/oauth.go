@@ -169,8 +169,8 @@ func invalidClient(format string, args ...any) *Error {
 // secret is a new random secret with prefix.
 func secret(prefix string) string { return prefix + rand.Text() + rand.Text() }
 
-// MCPPaths are the MCP endpoints' paths a resource may name: "/mcp", or
-// "/w/{workspace}/mcp".
+// mcpWorkspace reports whether resource is an MCP endpoint of issuer —
+// issuer+"/mcp" or issuer+"/w/{workspace}/mcp" — and the workspace it names.
 func mcpWorkspace(issuer, resource string) (ws string, ok bool) {
 	rest, found := strings.CutPrefix(strings.TrimSuffix(resource, "/"), issuer)
 	if !found {
@@ -228,7 +228,7 @@ func ResourceMetadata(issuer, resource string) map[string]any {
 	}
 }
 
-// withTx runs fn in a write transaction.
+// update runs fn in a write transaction.
 func (s *Service) update(ctx context.Context, fn func(tx *store.Tx) error) error {
 	return s.db.Update(ctx, fn)
 }

@@ -6,6 +6,11 @@
 # the loopback listener). A client registered beforehand comes in
 # MCP_CONFORMANCE_CONTEXT; the client's metadata document is the suite's
 # fixture URL, used where the server takes one.
+#
+# ATRIUM_CONFORMANCE_VIA=gateway runs the same through the gateway instead:
+# `atrium gateway login` signs the gateway in to the server (the URL as the
+# gateway file's one server), then a gateway started on the same data
+# folder calls the server's tool with the tokens it kept.
 set -eu
 url=$1
 ctx=${MCP_CONFORMANCE_CONTEXT:-'{}'}
@@ -15,6 +20,12 @@ ATRIUM_OAUTH_CLIENT_METADATA_URL=https://conformance-test.local/client-metadata.
 BROWSER='curl -s -L -o /dev/null --max-redirs 3'
 export ATRIUM_OAUTH_CLIENT_ID ATRIUM_OAUTH_CLIENT_SECRET ATRIUM_OAUTH_CLIENT_METADATA_URL BROWSER
 unset ATRIUM_TOKEN
+atrium=${ATRIUM_BIN:-atrium}
 data=$(mktemp -d)
 trap 'rm -rf "$data"' EXIT
-"${ATRIUM_BIN:-atrium}" --data-dir "$data" call test-tool --url "$url"
+if [ "${ATRIUM_CONFORMANCE_VIA:-call}" = gateway ]; then
+	jq -n --arg url "$url" '{mcpServers: {up: {url: $url}}}' >"$data/gateway.json"
+	"$atrium" --data-dir "$data" gateway login up --gateway "$data/gateway.json"
+	exec "$atrium" --data-dir "$data" call --stdio "'$atrium' --data-dir '$data' mcp --gateway '$data/gateway.json'" up_test-tool
+fi
+exec "$atrium" --data-dir "$data" call test-tool --url "$url"

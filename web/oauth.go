@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/atrium-hq/atrium"
@@ -97,7 +98,7 @@ func (h *Handler) consent(w http.ResponseWriter, r *http.Request, v url.Values) 
 		return
 	}
 	if bound != "" { // a session from a workspace's token grants only there
-		choices = slicesFilter(choices, func(c oauth.Choice) bool { return c.Workspace == bound })
+		choices = slices.DeleteFunc(choices, func(c oauth.Choice) bool { return c.Workspace != bound })
 	}
 	if len(choices) == 0 {
 		where := "any workspace"
@@ -170,16 +171,6 @@ func origin(u string) string {
 		return p.Scheme + ":"
 	}
 	return p.Scheme + "://" + p.Host
-}
-
-func slicesFilter[T any](s []T, keep func(T) bool) []T {
-	var out []T
-	for _, v := range s {
-		if keep(v) {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // safeNext is where to go after signing in: a path on this server, or home.
