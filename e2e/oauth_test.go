@@ -255,11 +255,13 @@ func TestOAuthClientIDMetadataDocument(t *testing.T) {
 	}
 	person := signedIn(t, srv, srv.AdminToken)
 	var page string
+	asked := 0
 	choice := approve("default", "reader", "bot")
 	h, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
 		ClientIDMetadataDocumentConfig: &auth.ClientIDMetadataDocumentConfig{URL: clientID},
 		RedirectURL:                    "http://127.0.0.1:1/callback",
 		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			asked++
 			_, page = person.do("GET", args.URL, nil)
 			return person.fetcher(choice)(ctx, args)
 		},
@@ -278,9 +280,15 @@ func TestOAuthClientIDMetadataDocument(t *testing.T) {
 	if !strings.Contains(page, "Docs Client") || !strings.Contains(page, host) || !strings.Contains(page, "agent bot") {
 		t.Errorf("the consent page does not say who asks and where it is described:\n%s", page)
 	}
-	// A reader cannot write, whatever the agent itself may do.
-	if res := callToolRaw(t, cs, "create_page", map[string]any{"path": "x.md", "content": "x"}); !res.IsError {
+	// A reader grant cannot write, whatever the agent itself may do: the
+	// call is refused with insufficient_scope, the client asks the person
+	// again, they grant reader again, and the call stays refused.
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "create_page", Arguments: map[string]any{"path": "x.md", "content": "x"}})
+	if err == nil && !res.IsError {
 		t.Error("a grant consented as reader wrote a page")
+	}
+	if asked != 2 {
+		t.Errorf("the person was asked %d times (want 2: the sign-in, then the step-up)", asked)
 	}
 }
 
