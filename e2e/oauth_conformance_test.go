@@ -105,14 +105,18 @@ func readChecks(t *testing.T, dir string) []map[string]any {
 }
 
 // The conformance suite's client authorization scenarios against `atrium
-// call --url` (scripts/conformance-client.sh): every scenario of the
-// authorization code flow that the 2026-07-28 revision requires — metadata
-// discovery in its variants, CIMD, scopes and step-up, the three token
-// endpoint authentication methods, pre-registration, the resource
-// parameter, offline access, the issuer checks, a migrating authorization
-// server — passes, every check. (The extensions — client credentials,
-// enterprise-managed, DPoP, workload identity — are not flows a person's
-// CLI or the gateway uses, and are not scored.)
+// call --url` and against the gateway (scripts/conformance-client.sh): every
+// scenario of the authorization code flow that the 2026-07-28 revision
+// requires — metadata discovery in its variants, CIMD, scopes and step-up,
+// the three token endpoint authentication methods, pre-registration, the
+// resource parameter, offline access, the issuer checks, a migrating
+// authorization server — passes, every check. The gateway signs in with
+// `atrium gateway login` and calls with the kept tokens from another
+// process, where no person is there to ask: step-up is the one scenario it
+// cannot pass, by design (the server then fails with a message saying who
+// must sign in again). The extensions — client credentials,
+// enterprise-managed, DPoP, workload identity — are not flows a person's CLI
+// or the gateway uses, and are not scored.
 func TestOAuthConformanceClient(t *testing.T) {
 	bin := nodeBin(t)
 	if _, err := exec.LookPath("jq"); err != nil {
@@ -120,32 +124,36 @@ func TestOAuthConformanceClient(t *testing.T) {
 	}
 	cli, _ := filepath.Abs(filepath.Join("..", "interop", "node_modules", "conformance-next", "dist", "index.js"))
 	script, _ := filepath.Abs(filepath.Join("..", "scripts", "conformance-client.sh"))
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(bin, "node"), cli, "client", "--command", script, "--requirements", "2026-07-28", "-o", t.TempDir())
-	cmd.Env = append(cleanEnv(), "NO_COLOR=1", "ATRIUM_BIN="+binary, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	out, _ := cmd.CombinedOutput()
 	summary := regexp.MustCompile(`(?m)^[✓✗] (auth/\S+): (\d+) passed, (\d+) failed`)
 	extensions := map[string]bool{"auth/client-credentials-jwt": true, "auth/client-credentials-basic": true, "auth/enterprise-managed-authorization": true,
 		"auth/dpop": true, "auth/dpop-nonce": true, "auth/wif-jwt-bearer": true}
-	scored, passed := 0, 0
-	for _, m := range summary.FindAllStringSubmatch(string(out), -1) {
-		if extensions[m[1]] {
-			continue
-		}
-		scored++
-		p, _ := strconv.Atoi(m[2])
-		passed += p
-		if m[3] != "0" {
-			t.Errorf("%s: %s passed, %s failed", m[1], m[2], m[3])
-		}
-	}
-	if scored < 25 {
-		t.Fatalf("%d authorization scenarios scored (want the 25 of 2026-07-28)\n%s", scored, out)
-	}
-	t.Logf("client authorization: %d scenarios, %d checks passed", scored, passed)
-	if t.Failed() {
-		t.Log(string(out))
+	for _, via := range []string{"call", "gateway"} {
+		t.Run(via, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, filepath.Join(bin, "node"), cli, "client", "--command", script, "--requirements", "2026-07-28", "-o", t.TempDir())
+			cmd.Env = append(cleanEnv(), "NO_COLOR=1", "ATRIUM_BIN="+binary, "ATRIUM_CONFORMANCE_VIA="+via, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+			out, _ := cmd.CombinedOutput()
+			scored, passed := 0, 0
+			for _, m := range summary.FindAllStringSubmatch(string(out), -1) {
+				if extensions[m[1]] {
+					continue
+				}
+				scored++
+				p, _ := strconv.Atoi(m[2])
+				passed += p
+				if m[3] != "0" && !(via == "gateway" && m[1] == "auth/scope-step-up") {
+					t.Errorf("%s: %s passed, %s failed", m[1], m[2], m[3])
+				}
+			}
+			if scored < 25 {
+				t.Fatalf("%d authorization scenarios scored (want the 25 of 2026-07-28)\n%s", scored, out)
+			}
+			t.Logf("client authorization via %s: %d scenarios, %d checks passed", via, scored, passed)
+			if t.Failed() {
+				t.Log(string(out))
+			}
+		})
 	}
 }
 

@@ -39,6 +39,18 @@ type ServerConfig struct {
 	// fronts is well (004's "how are my apps?": list the deployments, the
 	// projects, the recent errors).
 	Health []HealthProbe `json:"health,omitempty"`
+	// OAuth names the client the gateway signs in to an HTTP server that
+	// takes OAuth as: one registered with its authorization server
+	// beforehand (its secret from ${VAR}), or the client's metadata
+	// document. Otherwise it registers dynamically.
+	OAuth *OAuthClientConfig `json:"oauth,omitempty"`
+}
+
+// OAuthClientConfig is a server's "oauth" entry.
+type OAuthClientConfig struct {
+	ClientID          string `json:"clientId,omitempty"`
+	ClientSecret      string `json:"clientSecret,omitempty"`
+	ClientMetadataURL string `json:"clientMetadataUrl,omitempty"`
 }
 
 // HealthProbe is a call of one of the server's tools, made by the health

@@ -49,7 +49,7 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, *process, s
 	if sp.Transport != "sse" {
 		st := &mcp.StreamableClientTransport{Endpoint: sp.URL, HTTPClient: hc}
 		if u.g.opts.SignIn != nil && !hasAuthorization(sp.Headers) {
-			oc, err := u.g.opts.SignIn(u.name, sp.URL, nil)
+			oc, err := u.g.opts.SignIn(sp, nil)
 			if err != nil {
 				return nil, nil, "", err
 			}

@@ -102,7 +102,10 @@ type Spec struct {
 	Allow     bool // metadata.allowDestructiveTools
 	Timeouts  Timeouts
 	Health    []HealthProbe
-	redact    *redactor
+	// OAuth is the client the gateway signs in as (see ServerConfig.OAuth),
+	// its values expanded; zero: dynamic registration.
+	OAuth  OAuthClientConfig
+	redact *redactor
 }
 
 // Resolve expands sc's variables from lookup. The error names the variable
@@ -149,6 +152,10 @@ func Resolve(name string, sc *ServerConfig, lookup func(string) (string, bool)) 
 		for _, k := range slices.Sorted(maps.Keys(sc.Headers)) {
 			sp.Headers[k] = field("headers."+k, sc.Headers[k])
 		}
+	}
+	if o := sc.OAuth; o != nil {
+		sp.OAuth = OAuthClientConfig{ClientID: field("oauth.clientId", o.ClientID), ClientSecret: field("oauth.clientSecret", o.ClientSecret),
+			ClientMetadataURL: field("oauth.clientMetadataUrl", o.ClientMetadataURL)}
 	}
 	if err != nil {
 		return nil, err

@@ -52,7 +52,7 @@ type Options struct {
 	// they are.
 	// open sends a person to the authorization page; nil when nobody is
 	// there to send (the supervisor's own attempts).
-	SignIn func(name, url string, open func(ctx context.Context, url string) error) (OAuthClient, error)
+	SignIn func(sp *Spec, open func(ctx context.Context, url string) error) (OAuthClient, error)
 }
 
 // An OAuthClient signs the gateway in to one server (package oauthclient
@@ -447,7 +447,7 @@ func (g *Gateway) SignIn(ctx context.Context, name string, open func(ctx context
 	case g.opts.SignIn == nil:
 		return atrium.Errorf(atrium.EUnavailable, "this gateway signs in to no server")
 	}
-	oc, err := g.opts.SignIn(name, u.spec.URL, open)
+	oc, err := g.opts.SignIn(u.spec, open)
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,7 @@ func newRedactor(sp *Spec, substituted []string) *redactor {
 	for _, v := range sp.Env {
 		add(v)
 	}
+	add(sp.OAuth.ClientSecret)
 	for _, v := range substituted {
 		add(v)
 	}

@@ -24,7 +24,10 @@ atrium=${ATRIUM_BIN:-atrium}
 data=$(mktemp -d)
 trap 'rm -rf "$data"' EXIT
 if [ "${ATRIUM_CONFORMANCE_VIA:-call}" = gateway ]; then
-	jq -n --arg url "$url" '{mcpServers: {up: {url: $url}}}' >"$data/gateway.json"
+	# A client registered beforehand goes in the gateway file, its secret
+	# from the environment, as an operator would write it.
+	jq -n --arg url "$url" --arg id "$ATRIUM_OAUTH_CLIENT_ID" '{mcpServers: {up: ({url: $url} +
+		(if $id == "" then {} else {oauth: {clientId: $id, clientSecret: "${ATRIUM_OAUTH_CLIENT_SECRET}"}} end))}}' >"$data/gateway.json"
 	"$atrium" --data-dir "$data" gateway login up --gateway "$data/gateway.json"
 	exec "$atrium" --data-dir "$data" call --stdio "'$atrium' --data-dir '$data' mcp --gateway '$data/gateway.json'" up_test-tool
 fi

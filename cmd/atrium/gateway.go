@@ -40,26 +40,32 @@ func (f *gatewayFlag) start(g *globals, log *slog.Logger) (*gateway.Gateway, err
 	if f.file == "" {
 		return nil, nil
 	}
-	return gateway.Start(f.file, gateway.Options{Logger: log, SignIn: func(name, url string, open func(context.Context, string) error) (gateway.OAuthClient, error) {
+	return gateway.Start(f.file, gateway.Options{Logger: log, SignIn: func(sp *gateway.Spec, open func(context.Context, string) error) (gateway.OAuthClient, error) {
+		name := sp.Name
 		if open == nil {
 			open = func(context.Context, string) error {
 				return fmt.Errorf("%s takes OAuth and nobody has signed in to it yet, or its sign-in has ended: an admin signs it in on the gateway page, or runs  atrium gateway login %s", name, name)
 			}
 		}
-		return g.upstreamSignIn(name, url, open, f.redirect, f.callbacks)
+		return g.upstreamSignIn(sp, open, f.redirect, f.callbacks)
 	}})
 }
 
 // upstreamSignIn is the OAuth client of gateway server name at url, its
 // tokens kept in the data folder under the server's name and URL; open
 // sends a person to the authorization page.
-func (g *globals) upstreamSignIn(name, url string, open func(context.Context, string) error, redirect string, callbacks *oauthclient.Callbacks) (*oauthclient.Handler, error) {
+func (g *globals) upstreamSignIn(sp *gateway.Spec, open func(context.Context, string) error, redirect string, callbacks *oauthclient.Callbacks) (*oauthclient.Handler, error) {
 	store, err := oauthclient.OpenStore(filepath.Join(g.dataDir, "oauth-tokens"))
 	if err != nil {
 		return nil, fmt.Errorf("the OAuth token folder: %w", err)
 	}
-	return oauthclient.New(oauthclient.Config{Store: store, Key: "gateway:" + name + " " + url, ClientName: "Atrium gateway",
-		MetadataURL: os.Getenv("ATRIUM_OAUTH_CLIENT_METADATA_URL"), Open: open, RedirectURL: redirect, Callbacks: callbacks, Logger: g.logger()})
+	metadata := sp.OAuth.ClientMetadataURL
+	if metadata == "" {
+		metadata = os.Getenv("ATRIUM_OAUTH_CLIENT_METADATA_URL")
+	}
+	return oauthclient.New(oauthclient.Config{Store: store, Key: "gateway:" + sp.Name + " " + sp.URL, ClientName: "Atrium gateway",
+		ClientID: sp.OAuth.ClientID, ClientSecret: sp.OAuth.ClientSecret, MetadataURL: metadata,
+		Open: open, RedirectURL: redirect, Callbacks: callbacks, Logger: g.logger()})
 }
 
 func newGatewayCmd(g *globals) *cobra.Command {
@@ -91,7 +97,7 @@ as they expire. The tokens are never shown.`,
 			if sp.Transport == "stdio" {
 				return fmt.Errorf("%s runs on stdio: it has no OAuth sign-in", args[0])
 			}
-			h, err := g.upstreamSignIn(sp.Name, sp.URL, func(ctx context.Context, u string) error { return openBrowser(ctx, g.stderr, sp.Name, u) }, "", nil)
+			h, err := g.upstreamSignIn(sp, func(ctx context.Context, u string) error { return openBrowser(ctx, g.stderr, sp.Name, u) }, "", nil)
 			if err != nil {
 				return err
 			}
