@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"net/http"
 	"os/exec"
 	"strings"
 	"testing"
@@ -189,5 +190,46 @@ func TestTrackerConflictIsListed(t *testing.T) {
 	trackerSync(t, dir)
 	if out := trackerCLI(t, dir, "call", "task_get_context", "issue_number=1"); !strings.Contains(out, `"done"`) {
 		t.Errorf("closed on GitHub, the task is not done:\n%s", out)
+	}
+}
+
+// Webhooks: a change made on GitHub is delivered signed to /hooks/github and
+// wakes the mirror at once (the poll is an hour away here); a delivery with
+// a wrong signature is refused and changes nothing; GitHub redelivering the
+// same delivery wakes nothing twice.
+func TestTrackerWebhooks(t *testing.T) {
+	fake := githubfake.Start()
+	defer fake.Close()
+	fake.Token = "tok"
+	const repo = "acme/hooks"
+	srv := startServeEnv(t, append(trackerEnv(), "ATRIUM_GITHUB_WEBHOOK_SECRET=s3cret", "ATRIUM_TRACKER_INTERVAL=1h"), "")
+	if out, errOut, code := srv.cli(t, trackerEnv(), "tracker", "link", "github", repo, "--api-url", fake.URL); code != 0 {
+		t.Fatalf("link: %s%s", out, errOut)
+	}
+	fake.Hook(srv.URL+"/hooks/github", "s3cret")
+	tasksNow := func() string {
+		out, errOut, code := srv.cli(t, trackerEnv(), "call", "task_list")
+		if code != 0 {
+			t.Fatalf("task_list: %s", errOut)
+		}
+		return out
+	}
+	fake.FileIssue(repo, "octo", "Filed on GitHub", "Found on the site")
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(tasksNow(), "Filed on GitHub"); time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the webhook did not bring the issue in\n%s", srv.stderr)
+		}
+	}
+	if code, err := fake.Redeliver(); err != nil || code != http.StatusOK {
+		t.Errorf("a redelivery: %d %v (want 200, a duplicate)", code, err)
+	}
+	// A forged delivery: refused, and it wakes nothing.
+	fake.Hook(srv.URL+"/hooks/github", "not-the-secret")
+	if code, err := fake.Redeliver(); err != nil || code != http.StatusUnauthorized {
+		t.Errorf("a delivery signed with another secret: %d %v", code, err)
+	}
+	res, err := http.Post(srv.URL+"/hooks/github", "application/json", strings.NewReader(`{"repository":{"full_name":"acme/hooks"}}`))
+	if err != nil || res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("an unsigned delivery: %v %v", res, err)
 	}
 }

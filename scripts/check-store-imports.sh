@@ -9,7 +9,7 @@ set -eu
 GO=${GO:-go}
 module=github.com/atrium-hq/atrium
 $GO list -f '{{.ImportPath}} {{join .Imports " "}}' ./... | awk -v m="$module" '
-	$1 ~ "^" m "/(api|web|mcpserver|mcptools|oauthhttp|authn|httpserve)(/|$)" {
+	$1 ~ "^" m "/(api|web|mcpserver|mcptools|oauthhttp|authn|httpserve|webhooks)(/|$)" {
 		for (i = 2; i <= NF; i++)
 			if ($i == m "/store") {
 				print $1 " imports " $i ": transports go through the services, which return their own types"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/atrium-hq/atrium"
@@ -292,4 +293,32 @@ func (tx *Tx) TaskByID(ctx context.Context, ws, id int64) (atrium.Task, error) {
 		return atrium.Task{}, err
 	}
 	return tx.TaskByNumber(ctx, ws, n)
+}
+
+// TrackerLinksOfRepo are the links to repo of a tracker of kind (a
+// repository may be mirrored by several workspaces).
+func (tx *Tx) TrackerLinksOfRepo(ctx context.Context, kind, repo string) ([]TrackerLink, error) {
+	links, err := tx.TrackerLinks(ctx)
+	var out []TrackerLink
+	for _, l := range links {
+		if l.Kind == kind && strings.EqualFold(l.Repo, repo) {
+			out = append(out, l)
+		}
+	}
+	return out, err
+}
+
+// RecordHookDelivery records webhook delivery id for workspace ws and
+// reports whether it is new; deliveries older than a week are dropped.
+func (tx *Tx) RecordHookDelivery(ctx context.Context, id string, ws int64, event string) (bool, error) {
+	if _, err := tx.exec(ctx, "DELETE FROM tracker_hook_deliveries WHERE received_at < ?", micros(tx.now.Add(-7*24*time.Hour))); err != nil {
+		return false, err
+	}
+	res, err := tx.exec(ctx, `INSERT INTO tracker_hook_deliveries (delivery_id, workspace_id, event, received_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (delivery_id, workspace_id) DO NOTHING`, id, ws, event, micros(tx.now))
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
 }

@@ -74,6 +74,9 @@ type Service struct {
 	announced atomic.Pointer[announcedURL]
 	// Pages keeps the desks' drafts and plans; without it they are unavailable.
 	Pages *pages.Service
+	// hooked wakes the tracker sync when a webhook says a linked
+	// repository changed (see TrackerHook and TrackerWake).
+	hooked chan int64
 }
 
 // New returns the tasks service.
@@ -81,7 +84,7 @@ func New(db *store.DB, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{db: db, log: log}
+	return &Service{db: db, log: log, hooked: make(chan int64, 64)}
 }
 
 // URL is where task n is shown in the UI.

@@ -27,6 +27,7 @@ import (
 	"github.com/atrium-hq/atrium/oauthhttp"
 	"github.com/atrium-hq/atrium/oidc"
 	"github.com/atrium-hq/atrium/web"
+	"github.com/atrium-hq/atrium/webhooks"
 )
 
 // surfaceFlags are the flags that choose what the MCP surface exposes.
@@ -209,6 +210,7 @@ person approves each client in the browser. Behind a TLS proxy or a tunnel, set
 					mcpHTTP.Register(mux)
 					rest.Register(mux)
 					ui.Register(mux)
+					(&webhooks.Handler{Tasks: a.Tasks, GitHubSecret: os.Getenv("ATRIUM_GITHUB_WEBHOOK_SECRET"), Log: a.Log}).Register(mux)
 					switch {
 					case oauthOn:
 						(&oauthhttp.Handler{OAuth: a.OAuth, Auth: auth, Log: a.Log}).Register(mux)

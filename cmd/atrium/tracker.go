@@ -184,10 +184,12 @@ func syncTrackers(ctx context.Context, ts *tasks.Service, log *slog.Logger) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
+		var only int64 // a webhook's workspace: sync it now, the rest at the tick
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		case only = <-ts.TrackerWake():
 		}
 		links, err := ts.TrackerLinks(ctx)
 		if err != nil {
@@ -197,6 +199,9 @@ func syncTrackers(ctx context.Context, ts *tasks.Service, log *slog.Logger) {
 			continue
 		}
 		for _, l := range links {
+			if only != 0 && l.WorkspaceID != only {
+				continue
+			}
 			key := fmt.Sprintf("%d %s %s %s", l.WorkspaceID, l.Kind, l.Repo, l.APIURL)
 			mu.Lock()
 			tr := clients[key]

@@ -6,6 +6,8 @@
 package githubfake
 
 import (
+	"bytes"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -41,6 +43,70 @@ type Server struct {
 	// onCreate runs after an issue or comment is made, before the answer.
 	onCreate func(kind string, number int)
 	now      func() time.Time
+	// hookURL and hookSecret: where changes made on "github.com" (FileIssue,
+	// AddComment, Edit) are delivered, signed like GitHub's webhooks.
+	hookURL, hookSecret string
+	deliveries          int
+	lastDelivery        delivery
+}
+
+// delivery is one webhook delivery as sent.
+type delivery struct {
+	id, event string
+	body      []byte
+}
+
+// Hook has changes made on "github.com" delivered to url as GitHub's
+// webhooks are: X-GitHub-Event, X-GitHub-Delivery and X-Hub-Signature-256
+// (HMAC-SHA256 of the body under secret). "" stops them.
+func (s *Server) Hook(url, secret string) {
+	s.mu.Lock()
+	s.hookURL, s.hookSecret = url, secret
+	s.mu.Unlock()
+}
+
+// Redeliver sends the last delivery again, with its ID, as GitHub's
+// "Redeliver" does; it returns the status of the answer.
+func (s *Server) Redeliver() (int, error) {
+	s.mu.Lock()
+	d, url, secret := s.lastDelivery, s.hookURL, s.hookSecret
+	s.mu.Unlock()
+	return send(url, secret, d)
+}
+
+// deliver sends event about repo full (and issue n) to the hook, after the
+// change: s.mu is held, so it goes from a goroutine.
+func (s *Server) deliver(event, full string, n int) {
+	if s.hookURL == "" {
+		return
+	}
+	s.deliveries++
+	body, _ := json.Marshal(map[string]any{"action": "edited", "issue": map[string]any{"number": n},
+		"repository": map[string]any{"full_name": full}, "sender": map[string]any{"login": "octo"}})
+	d := delivery{id: fmt.Sprintf("%08x-fake-%04d", time.Now().UnixNano()&0xffffffff, s.deliveries), event: event, body: body}
+	s.lastDelivery = d
+	url, secret := s.hookURL, s.hookSecret
+	go send(url, secret, d)
+}
+
+func send(url, secret string, d delivery) (int, error) {
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(d.body))
+	if err != nil {
+		return 0, err
+	}
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(d.body)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "GitHub-Hookshot/fake")
+	req.Header.Set("X-GitHub-Event", d.event)
+	req.Header.Set("X-GitHub-Delivery", d.id)
+	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	res.Body.Close()
+	return res.StatusCode, nil
 }
 
 type repo struct {
@@ -151,7 +217,9 @@ func (s *Server) Comments(full string, n int) []Comment {
 func (s *Server) FileIssue(full, login, title, body string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.newIssue(s.repo(full), login, title, body, nil).Number
+	n := s.newIssue(s.repo(full), login, title, body, nil).Number
+	s.deliver("issues", full, n)
+	return n
 }
 
 // AddComment comments on issue n as login would on github.com.
@@ -160,6 +228,7 @@ func (s *Server) AddComment(full string, n int, login, body string) int64 {
 	defer s.mu.Unlock()
 	r := s.repo(full)
 	c := s.newComment(r, n, login, body)
+	s.deliver("issue_comment", full, n)
 	return c.ID
 }
 
@@ -173,6 +242,7 @@ func (s *Server) Edit(full string, n int, fn func(*Issue)) {
 			i.UpdatedAt = s.now()
 		}
 	}
+	s.deliver("issues", full, n)
 }
 
 func (s *Server) newIssue(r *repo, login, title, body string, labels []string) *Issue {

@@ -1,0 +1,66 @@
+package tasks
+
+import (
+	"context"
+
+	"github.com/atrium-hq/atrium"
+	"github.com/atrium-hq/atrium/store"
+)
+
+// A HookResult says what a tracker's webhook delivery did: which
+// workspaces' mirrors it woke, or that it was a delivery seen before.
+type HookResult struct {
+	Workspaces []string `json:"workspaces"`
+	Duplicate  bool     `json:"duplicate,omitempty"`
+}
+
+// TrackerHook takes a webhook delivery of a tracker of kind about repo,
+// whose sender the caller has verified (its signature): each workspace that
+// mirrors repo is woken to sync now, once per delivery ID however often it
+// is delivered. The delivery is a hint, not the change itself: the sync
+// reads the tracker, so a delivery lost, forged or out of order changes
+// nothing by itself, and the poll still runs for servers the tracker cannot
+// reach.
+func (s *Service) TrackerHook(ctx context.Context, kind, repo, delivery, event string) (HookResult, error) {
+	var out HookResult
+	if delivery == "" || len(delivery) > 100 {
+		return out, atrium.Errorf(atrium.EInvalid, "the delivery has no ID (X-GitHub-Delivery)")
+	}
+	var woken []int64
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		links, err := tx.TrackerLinksOfRepo(ctx, kind, repo)
+		if err != nil {
+			return err
+		}
+		for _, l := range links {
+			fresh, err := tx.RecordHookDelivery(ctx, delivery, l.WorkspaceID, event)
+			if err != nil {
+				return err
+			}
+			if !fresh {
+				out.Duplicate = true
+				continue
+			}
+			ws, err := tx.WorkspaceByID(ctx, l.WorkspaceID)
+			if err != nil {
+				return err
+			}
+			out.Workspaces = append(out.Workspaces, ws.Name)
+			woken = append(woken, l.WorkspaceID)
+		}
+		return nil
+	})
+	if err != nil {
+		return HookResult{}, err
+	}
+	for _, ws := range woken {
+		select {
+		case s.hooked <- ws:
+		default: // a sync is already due
+		}
+	}
+	return out, nil
+}
+
+// TrackerWake delivers the workspaces a webhook asked to sync now.
+func (s *Service) TrackerWake() <-chan int64 { return s.hooked }
