@@ -165,30 +165,32 @@ func (s *Service) RevokeSession(ctx context.Context, id int64) error {
 // workspace they are in: the consent page asks who is there before it asks
 // where.
 func (s *Service) SessionPerson(ctx context.Context, secret string) (atrium.Principal, string, error) {
-	var g store.Grant
-	err := s.db.Read(ctx, func(tx *store.Tx) (err error) {
-		g, err = tx.SessionGrant(ctx, HashToken(secret), "")
-		return err
+	return s.person(ctx, "your browser session has ended: sign in again", func(tx *store.Tx) (store.Grant, error) {
+		return tx.SessionGrant(ctx, HashToken(secret), "")
 	})
-	if atrium.ErrorCode(err) == atrium.ENotFound || err == nil && g.Revoked {
-		return atrium.Principal{}, "", atrium.Errorf(atrium.EUnauthenticated, "your browser session has ended: sign in again")
-	}
-	return g.Principal, g.BoundTo, err
 }
 
 // TokenPerson is SessionPerson for an API token: a script may answer a
 // consent page with the person's token instead of a browser's session.
 func (s *Service) TokenPerson(ctx context.Context, secret string) (atrium.Principal, string, error) {
+	return s.person(ctx, "invalid or revoked token", func(tx *store.Tx) (store.Grant, error) {
+		if !strings.HasPrefix(secret, TokenPrefix) {
+			return store.Grant{}, atrium.Errorf(atrium.ENotFound, "not a token")
+		}
+		return tx.TokenGrant(ctx, HashToken(secret), "")
+	})
+}
+
+// person is the principal and bound workspace of the grant read reads, or
+// unauthenticated with ended when there is none or it was revoked.
+func (s *Service) person(ctx context.Context, ended string, read func(*store.Tx) (store.Grant, error)) (atrium.Principal, string, error) {
 	var g store.Grant
 	err := s.db.Read(ctx, func(tx *store.Tx) (err error) {
-		if !strings.HasPrefix(secret, TokenPrefix) {
-			return atrium.Errorf(atrium.ENotFound, "not a token")
-		}
-		g, err = tx.TokenGrant(ctx, HashToken(secret), "")
+		g, err = read(tx)
 		return err
 	})
 	if atrium.ErrorCode(err) == atrium.ENotFound || err == nil && g.Revoked {
-		return atrium.Principal{}, "", atrium.Errorf(atrium.EUnauthenticated, "invalid or revoked token")
+		return atrium.Principal{}, "", atrium.Errorf(atrium.EUnauthenticated, "%s", ended)
 	}
 	return g.Principal, g.BoundTo, err
 }

@@ -54,10 +54,15 @@ func (h *Handler) consent(w http.ResponseWriter, r *http.Request, v url.Values) 
 		return
 	}
 	// A token sent along is who answers, and is checked first: a revoked
-	// one is refused whatever the request, as on every page.
-	if tok := authn.BearerToken(r); tok != "" {
-		if _, _, err := h.Auth.Identity.TokenPerson(r.Context(), tok); err != nil {
-			h.fail(w, r, err)
+	// one is refused whatever the request, as on every page. A browser's
+	// session is looked up once the request is known to be good.
+	var (
+		person   atrium.Principal
+		bound    string
+		resolved bool
+	)
+	if authn.BearerToken(r) != "" {
+		if person, bound, resolved = h.person(w, r); !resolved {
 			return
 		}
 	}
@@ -71,9 +76,10 @@ func (h *Handler) consent(w http.ResponseWriter, r *http.Request, v url.Values) 
 		h.oauthFail(w, r, err)
 		return
 	}
-	person, bound, ok := h.person(w, r)
-	if !ok {
-		return
+	if !resolved {
+		if person, bound, resolved = h.person(w, r); !resolved {
+			return
+		}
 	}
 	if r.Method == http.MethodPost {
 		to := p.Denied()
