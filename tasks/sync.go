@@ -319,7 +319,13 @@ func issueBody(t atrium.Task) string {
 	return strings.TrimSpace(t.Body) + "\n\n" + TaskMarker(t.ID)
 }
 
-func commentBody(c atrium.TaskComment) string {
+// commentBody is comment c as its issue shows it: 002's typed format, the
+// author named unless the comment is posted as the author's own identity,
+// and the marker.
+func commentBody(c atrium.TaskComment, own bool) string {
+	if own {
+		return fmt.Sprintf("%s\n\n%s", c.Shown(), CommentMarker(c.ID))
+	}
 	return fmt.Sprintf("**@%s** (%s):\n\n%s\n\n%s", c.Author, c.AuthorType, c.Shown(), CommentMarker(c.ID))
 }
 
@@ -460,7 +466,7 @@ func (m *mirror) ensureComment(ctx context.Context, r store.OutboxRow, n int, c 
 		if err := m.begin(ctx, r); err != nil {
 			return err
 		}
-		x, err := m.tr.PostComment(ctx, n, commentBody(c))
+		x, err := m.tr.PostComment(ctx, n, c.Author, commentBody(c, m.tr.Own(c.Author)))
 		if err != nil {
 			return err
 		}

@@ -24,7 +24,12 @@ type Tracker interface {
 	UpdateIssue(ctx context.Context, number int, f IssueFields) (Issue, error)
 	// Comments is get_comments: the issue's comments, oldest first.
 	Comments(ctx context.Context, number int) ([]IssueComment, error)
-	PostComment(ctx context.Context, number int, body string) (IssueComment, error)
+	// PostComment posts body on issue number: as author's own identity on
+	// the tracker when it has one (Own), otherwise as the link's.
+	PostComment(ctx context.Context, number int, author, body string) (IssueComment, error)
+	// Own reports whether the agent with handle author posts as its own
+	// identity (GitHub: its own App); if not, its comments name it.
+	Own(author string) bool
 	AddLabel(ctx context.Context, number int, label string) error
 	RemoveLabel(ctx context.Context, number int, label string) error
 	// Budget is what the tracker's rate limit leaves, and the calls made.

@@ -185,7 +185,10 @@ func (c *Client) Comments(ctx context.Context, number int) ([]tasks.IssueComment
 	}
 }
 
-func (c *Client) PostComment(ctx context.Context, number int, body string) (tasks.IssueComment, error) {
+// Own reports whether author posts as its own App; none is configured yet.
+func (c *Client) Own(author string) bool { return false }
+
+func (c *Client) PostComment(ctx context.Context, number int, author, body string) (tasks.IssueComment, error) {
 	x, _, err := c.c.Issues.CreateComment(ctx, c.owner, c.repo, number, gh.IssueCommentRequest{Body: body})
 	if err != nil {
 		return tasks.IssueComment{}, wrap(err, "comment on issue %d", number)

@@ -34,7 +34,7 @@ func TestAdapterAgainstFake(t *testing.T) {
 		t.Fatalf("create: %+v %v", i, err)
 	}
 	for k := range 4 {
-		if _, err := c.PostComment(ctx, 1, "c"+string(rune('0'+k))); err != nil {
+		if _, err := c.PostComment(ctx, 1, "dede", "c"+string(rune('0'+k))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -82,7 +82,7 @@ func TestAdapterAgainstFake(t *testing.T) {
 		t.Errorf("empty title: %v", err)
 	}
 	f.SecondaryLimit(1)
-	if _, err := c.PostComment(ctx, 2, "after a secondary limit"); err != nil {
+	if _, err := c.PostComment(ctx, 2, "dede", "after a secondary limit"); err != nil {
 		t.Errorf("a secondary limit is waited out: %v", err)
 	}
 	bad, _ := github.New(github.Config{Owner: "acme", Repo: "app", APIURL: f.URL, Token: "wrong"})
