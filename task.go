@@ -117,6 +117,10 @@ type TaskComment struct {
 	Body       string      `json:"body"`
 	Answers    int64       `json:"answers,omitempty"` // the question comment it answers
 	CreatedAt  time.Time   `json:"created_at"`
+	// EditedAt and DeletedAt: a comment written on a linked tracker and
+	// edited or deleted there since (its text stays here, for the record).
+	EditedAt  time.Time `json:"edited_at,omitzero"`
+	DeletedAt time.Time `json:"deleted_at,omitzero"`
 }
 
 // Shown is the comment as people and agents read it: its marker, then its body.

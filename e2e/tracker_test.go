@@ -1,13 +1,18 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/atrium-hq/atrium/store"
 	"github.com/atrium-hq/atrium/trackers/githubfake"
 )
 
@@ -28,12 +33,15 @@ func trackerCLI(t *testing.T, dir string, args ...string) string {
 }
 
 type syncReport struct {
-	IssuesCreated, CommentsPushed, Recovered, Pushed, Pending, CommentsPulled, TasksCreated, Conflicts, Calls, NotModified, RateRemaining int
+	IssuesCreated, CommentsPushed, Recovered, Pushed, Pending, CommentsPulled, TasksCreated, Conflicts, Calls, NotModified, RateRemaining, Dead int
 }
 
 func trackerSync(t *testing.T, dir string) syncReport {
 	t.Helper()
-	out := trackerCLI(t, dir, "tracker", "sync", "--json")
+	out, errOut, code := runAtrium(t, trackerEnv(), "--data-dir", dir, "tracker", "sync", "--json")
+	if code != 0 && !strings.Contains(errOut, "gone from the tracker") && !strings.Contains(errOut, "Validation Failed") {
+		t.Fatalf("tracker sync: exit %d\n%s%s", code, out, errOut)
+	}
 	var r struct {
 		IssuesCreated  int `json:"issues_created"`
 		CommentsPushed int `json:"comments_pushed"`
@@ -46,6 +54,7 @@ func trackerSync(t *testing.T, dir string) syncReport {
 		Calls          int `json:"calls"`
 		NotModified    int `json:"not_modified"`
 		RateRemaining  int `json:"rate_remaining"`
+		Dead           int `json:"dead"`
 	}
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("sync report %q: %v", out, err)
@@ -232,4 +241,154 @@ func TestTrackerWebhooks(t *testing.T) {
 	if err != nil || res.StatusCode != http.StatusUnauthorized {
 		t.Errorf("an unsigned delivery: %v %v", res, err)
 	}
+}
+
+// TestTrackerFieldsEditsAndDeadLetters: assignees and bodies flow both ways
+// (an assignee with no GitHub account shows as a label); a comment written
+// on GitHub and edited or deleted there is marked so in Atrium, its text
+// kept in the event log; an edit there of Atrium's own comment is listed as
+// a conflict; a comment GitHub refuses is dead, listed, and holds back no
+// other task; an issue deleted on GitHub leaves its task's changes dead
+// until `tracker retry` makes it a new issue; a failing GitHub (5xx) makes
+// a change wait, counted, not dead.
+func TestTrackerFieldsEditsAndDeadLetters(t *testing.T) {
+	fake := githubfake.Start()
+	defer fake.Close()
+	fake.Token = "tok"
+	dir := t.TempDir()
+	const repo = "acme/app"
+	trackerCLI(t, dir, "tracker", "link", "github", repo, "--api-url", fake.URL)
+	trackerCLI(t, dir, "call", "task_create", "title=Assigned in Atrium", "body=first body", "assignee=dede")
+	trackerCLI(t, dir, "call", "task_create", "title=Edited on GitHub", "body=before")
+	trackerSync(t, dir)
+	is := fake.Issues(repo)
+	if len(is) != 2 || !slices.Contains(is[0].Labels, "assignee:dede") || len(is[0].Assignees) != 0 {
+		t.Fatalf("issue 1 does not show its Atrium assignee as a label: %+v", is)
+	}
+
+	// Changed on GitHub only: the assignee and the body flow in.
+	fake.Edit(repo, 1, func(i *githubfake.Issue) {
+		i.Assignees = []string{"octocat"}
+		i.Labels = slices.DeleteFunc(i.Labels, func(l string) bool { return l == "assignee:dede" })
+	})
+	fake.Edit(repo, 2, func(i *githubfake.Issue) { i.Body = strings.Replace(i.Body, "before", "after, from GitHub", 1) })
+	trackerSync(t, dir)
+	if out := trackerCLI(t, dir, "call", "task_get_context", "issue_number=1"); !strings.Contains(out, `"assignee": "gh-octocat"`) {
+		t.Errorf("assigned to octocat on GitHub, task 1 is not gh-octocat's:\n%s", out)
+	}
+	if out := trackerCLI(t, dir, "call", "task_get_context", "issue_number=2"); !strings.Contains(out, "after, from GitHub") || strings.Contains(out, "atrium:task") {
+		t.Errorf("task 2's body is not GitHub's (without the marker):\n%s", out)
+	}
+	// Assigned in Atrium to a GitHub user: assigned there too.
+	trackerCLI(t, dir, "call", "task_update", "issue_number=2", "assignee=gh-octocat")
+	trackerSync(t, dir)
+	if is := fake.Issues(repo); !slices.Equal(is[1].Assignees, []string{"octocat"}) {
+		t.Errorf("issue 2's assignees %v, want [octocat]", is[1].Assignees)
+	}
+
+	// Comments edited and deleted on GitHub.
+	theirs := fake.AddComment(repo, 1, "octocat", "first words")
+	trackerCLI(t, dir, "call", "task_post_comment", "issue_number=1", "comment=Atrium's own words")
+	trackerSync(t, dir)
+	fake.EditComment(repo, theirs, "second words")
+	var ours int64
+	for _, c := range fake.Comments(repo, 1) {
+		if strings.Contains(c.Body, "Atrium's own words") {
+			ours = c.ID
+		}
+	}
+	fake.EditComment(repo, ours, "rewritten on GitHub")
+	r := trackerSync(t, dir)
+	out := trackerCLI(t, dir, "call", "task_get_comments", "issue_number=1")
+	if !strings.Contains(out, "second words") || strings.Contains(out, "first words") || !strings.Contains(out, "edited_at") {
+		t.Errorf("the comment edited on GitHub is not edited in Atrium:\n%s", out)
+	}
+	if !strings.Contains(out, "Atrium's own words") || r.Conflicts != 1 {
+		t.Errorf("Atrium's comment edited on GitHub: report %+v, want 1 conflict and Atrium's text kept:\n%s", r, out)
+	}
+	fake.DeleteComment(repo, theirs)
+	fake.Edit(repo, 1, func(i *githubfake.Issue) { i.Labels = append(i.Labels, "bug") }) // someone touches the issue
+	trackerSync(t, dir)
+	if out := trackerCLI(t, dir, "call", "task_get_comments", "issue_number=1"); !strings.Contains(out, "deleted_at") || !strings.Contains(out, "second words") {
+		t.Errorf("the comment deleted on GitHub is not marked deleted (with its text kept):\n%s", out)
+	}
+	if out := trackerCLI(t, dir, "call", "task_get_context", "issue_number=1"); !strings.Contains(out, `"bug"`) {
+		t.Errorf("the label added on GitHub did not flow in:\n%s", out)
+	}
+	events := eventLog(t, dir)
+	for _, k := range []string{"task.comment_edited", "task.comment_deleted", `first words`} {
+		if !strings.Contains(events, k) {
+			t.Errorf("the event log lacks %q", k)
+		}
+	}
+
+	// A comment GitHub refuses (too long there) is dead; the other task's
+	// later comment goes on.
+	trackerCLI(t, dir, "call", "task_post_comment", "issue_number=1", "comment="+strings.Repeat("x", 65500))
+	trackerCLI(t, dir, "call", "task_post_comment", "issue_number=2", "comment=after the long one")
+	r = trackerSync(t, dir)
+	if r.Pending != 0 || r.Dead != 1 {
+		t.Errorf("report %+v, want 1 dead and nothing pending", r)
+	}
+	if cs := fake.Comments(repo, 2); len(cs) == 0 || !strings.Contains(cs[len(cs)-1].Body, "after the long one") {
+		t.Errorf("task 2's comment waited behind task 1's dead one: %+v", cs)
+	}
+	st := trackerCLI(t, dir, "tracker", "status")
+	if !strings.Contains(st, "dead:      1") || !strings.Contains(st, "#1 task.commented") {
+		t.Errorf("status does not list the dead change:\n%s", st)
+	}
+
+	// Issue 2 deleted on GitHub: its task's next change is dead, the issue
+	// gone; retry makes it a new issue.
+	fake.DeleteIssue(repo, 2)
+	trackerCLI(t, dir, "call", "task_update", "issue_number=2", "title=Renamed after the deletion")
+	r = trackerSync(t, dir)
+	if r.Dead != 1 || len(fake.Issues(repo)) != 2 {
+		t.Errorf("after the deletion: %+v, %d issues, want 1 dead and no new issue", r, len(fake.Issues(repo)))
+	}
+	st = trackerCLI(t, dir, "tracker", "status")
+	if !strings.Contains(st, "gone:      1") || !strings.Contains(st, "is gone from the tracker") {
+		t.Errorf("status does not say issue 2 is gone:\n%s", st)
+	}
+	if out := trackerCLI(t, dir, "tracker", "retry"); !strings.Contains(out, "queued 2 changes") {
+		t.Errorf("retry: %s", out)
+	}
+	trackerSync(t, dir)
+	is = fake.Issues(repo)
+	if len(is) != 3 || is[2].Title != "Renamed after the deletion" {
+		t.Errorf("after retry, want a new issue 3 for task 2: %+v", is)
+	}
+
+	// GitHub failing: the change waits, counted; nothing is dead.
+	fake.FailWrites(100, http.StatusBadGateway)
+	trackerCLI(t, dir, "call", "task_post_comment", "issue_number=1", "comment=while GitHub fails")
+	out, _, code := runAtrium(t, trackerEnv(), "--data-dir", dir, "tracker", "sync")
+	st = trackerCLI(t, dir, "tracker", "status")
+	if code == 0 || !strings.Contains(st, "(1 waiting out a failure)") || !strings.Contains(st, "502") {
+		t.Errorf("a failing GitHub: exit %d\n%s\nstatus:\n%s", code, out, st)
+	}
+}
+
+// eventLog is the store's event log in dir, one event (kind and payload) a
+// line.
+func eventLog(t *testing.T, dir string) string {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(dir, "atrium.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var b strings.Builder
+	err = db.View(ctx, func(tx *store.Tx) error {
+		evs, err := tx.EventsAfter(ctx, 0, 0, 10000)
+		for _, e := range evs {
+			fmt.Fprintf(&b, "%s %s\n", e.Kind, e.Payload)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

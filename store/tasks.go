@@ -290,7 +290,7 @@ func (tx *Tx) Tasks(ctx context.Context, f TaskFilter) ([]atrium.Task, error) {
 	return queryAll(ctx, tx, scanTask, b.String(), args...)
 }
 
-const commentCols = `c.id, c.task_id, t.number, COALESCE(c.author_id, 0), COALESCE(p.handle, ''), COALESCE(p.kind, 'human'), c.type, c.body, COALESCE(c.answers_id, 0), c.created_at`
+const commentCols = `c.id, c.task_id, t.number, COALESCE(c.author_id, 0), COALESCE(p.handle, ''), COALESCE(p.kind, 'human'), c.type, c.body, COALESCE(c.answers_id, 0), c.created_at, c.edited_at, c.deleted_at`
 
 const commentFrom = ` FROM task_comments c JOIN tasks t ON t.id = c.task_id LEFT JOIN principals p ON p.id = c.author_id`
 
@@ -299,10 +299,27 @@ func scanComment(sc scanner) (atrium.TaskComment, error) {
 		c         atrium.TaskComment
 		kind, typ string
 		created   int64
+		edited    int64
+		deleted   int64
 	)
-	err := sc.Scan(&c.ID, &c.TaskID, &c.TaskNumber, &c.AuthorID, &c.Author, &kind, &typ, &c.Body, &c.Answers, &created)
+	err := sc.Scan(&c.ID, &c.TaskID, &c.TaskNumber, &c.AuthorID, &c.Author, &kind, &typ, &c.Body, &c.Answers, &created, &edited, &deleted)
 	c.AuthorType, c.Type, c.CreatedAt = atrium.AuthorTypeOf(atrium.PrincipalKind(kind)), atrium.CommentType(typ), fromMicros(created)
+	c.EditedAt, c.DeletedAt = maybeMicros(edited), maybeMicros(deleted)
 	return c, err
+}
+
+// EditComment replaces comment id's type and body, as edited where it was
+// written (a tracker): the copy says when.
+func (tx *Tx) EditComment(ctx context.Context, ws, id int64, typ atrium.CommentType, body string) error {
+	_, err := tx.exec(ctx, "UPDATE task_comments SET type = ?, body = ?, edited_at = ? WHERE workspace_id = ? AND id = ?", string(typ), body, micros(tx.now), ws, id)
+	return err
+}
+
+// MarkCommentDeleted records that comment id was deleted where it was
+// written; its text stays, for the record.
+func (tx *Tx) MarkCommentDeleted(ctx context.Context, ws, id int64) error {
+	_, err := tx.exec(ctx, "UPDATE task_comments SET deleted_at = ? WHERE workspace_id = ? AND id = ? AND deleted_at = 0", micros(tx.now), ws, id)
+	return err
 }
 
 // InsertComment adds a comment to a task of workspace ws; ID and time are set here.

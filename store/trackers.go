@@ -17,6 +17,8 @@ type TrackerLink struct {
 	ClaimedBy                string
 	PollETag                 string
 	PollSince                time.Time
+	CommentsETag             string
+	CommentsSince            time.Time
 	LastSyncAt               time.Time
 	LastError                string
 	RateLimit, RateRemaining int
@@ -24,13 +26,13 @@ type TrackerLink struct {
 	CreatedAt                time.Time
 }
 
-const trackerLinkCols = `workspace_id, kind, repo, api_url, claimed_by, poll_etag, poll_since, last_sync_at, last_error, rate_limit, rate_remaining, rate_reset, created_at`
+const trackerLinkCols = `workspace_id, kind, repo, api_url, claimed_by, poll_etag, poll_since, comments_etag, comments_since, last_sync_at, last_error, rate_limit, rate_remaining, rate_reset, created_at`
 
 func scanTrackerLink(sc scanner) (TrackerLink, error) {
 	var l TrackerLink
-	var since, synced, reset, created int64
-	err := sc.Scan(&l.WorkspaceID, &l.Kind, &l.Repo, &l.APIURL, &l.ClaimedBy, &l.PollETag, &since, &synced, &l.LastError, &l.RateLimit, &l.RateRemaining, &reset, &created)
-	l.PollSince, l.LastSyncAt, l.RateReset, l.CreatedAt = maybeMicros(since), maybeMicros(synced), maybeMicros(reset), fromMicros(created)
+	var since, csince, synced, reset, created int64
+	err := sc.Scan(&l.WorkspaceID, &l.Kind, &l.Repo, &l.APIURL, &l.ClaimedBy, &l.PollETag, &since, &l.CommentsETag, &csince, &synced, &l.LastError, &l.RateLimit, &l.RateRemaining, &reset, &created)
+	l.PollSince, l.CommentsSince, l.LastSyncAt, l.RateReset, l.CreatedAt = maybeMicros(since), maybeMicros(csince), maybeMicros(synced), maybeMicros(reset), fromMicros(created)
 	return l, err
 }
 
@@ -109,9 +111,9 @@ func (tx *Tx) ClaimTracker(ctx context.Context, ws int64, replica, void string, 
 
 // ReleaseTracker gives up replica's claim and records how the sync went.
 func (tx *Tx) ReleaseTracker(ctx context.Context, l TrackerLink, replica string) error {
-	_, err := tx.exec(ctx, `UPDATE tracker_links SET claimed_by = '', claim_until = 0, poll_etag = ?, poll_since = ?, last_sync_at = ?, last_error = ?,
-		rate_limit = ?, rate_remaining = ?, rate_reset = ? WHERE workspace_id = ? AND claimed_by = ?`,
-		l.PollETag, timeMicros(l.PollSince), micros(tx.now), l.LastError, l.RateLimit, l.RateRemaining, timeMicros(l.RateReset), l.WorkspaceID, replica)
+	_, err := tx.exec(ctx, `UPDATE tracker_links SET claimed_by = '', claim_until = 0, poll_etag = ?, poll_since = ?, comments_etag = ?, comments_since = ?,
+		last_sync_at = ?, last_error = ?, rate_limit = ?, rate_remaining = ?, rate_reset = ? WHERE workspace_id = ? AND claimed_by = ?`,
+		l.PollETag, timeMicros(l.PollSince), l.CommentsETag, timeMicros(l.CommentsSince), micros(tx.now), l.LastError, l.RateLimit, l.RateRemaining, timeMicros(l.RateReset), l.WorkspaceID, replica)
 	return err
 }
 
@@ -133,20 +135,34 @@ func (tx *Tx) AddTrackerOutbox(ctx context.Context, ws, task, comment int64, kin
 // An OutboxRow is one queued change.
 type OutboxRow struct {
 	ID, WorkspaceID, TaskID, CommentID int64
+	TaskNumber                         int64
 	Kind                               string
-	Attempts                           int
-	CreatedAt                          time.Time
+	Attempts, Failures                 int
+	LastError                          string
+	CreatedAt, NextAt                  time.Time
 }
 
-// PendingOutbox lists workspace ws's changes not pushed yet, in order.
+const outboxCols = `o.id, o.workspace_id, o.task_id, o.comment_id, t.number, o.kind, o.attempts, o.failures, o.last_error, o.created_at, o.next_at`
+
+func scanOutbox(sc scanner) (r OutboxRow, err error) {
+	var at, next int64
+	err = sc.Scan(&r.ID, &r.WorkspaceID, &r.TaskID, &r.CommentID, &r.TaskNumber, &r.Kind, &r.Attempts, &r.Failures, &r.LastError, &at, &next)
+	r.CreatedAt, r.NextAt = fromMicros(at), maybeMicros(next)
+	return r, err
+}
+
+// PendingOutbox lists workspace ws's changes not pushed yet, in order,
+// those waiting out a failure's backoff too: they hold back their task's
+// later rows.
 func (tx *Tx) PendingOutbox(ctx context.Context, ws int64, limit int) ([]OutboxRow, error) {
-	return queryAll(ctx, tx, func(sc scanner) (r OutboxRow, err error) {
-		var at int64
-		err = sc.Scan(&r.ID, &r.WorkspaceID, &r.TaskID, &r.CommentID, &r.Kind, &r.Attempts, &at)
-		r.CreatedAt = fromMicros(at)
-		return r, err
-	}, `SELECT id, workspace_id, task_id, comment_id, kind, attempts, created_at FROM tracker_outbox
-		WHERE workspace_id = ? AND state = 'pending' ORDER BY id LIMIT ?`, ws, limit)
+	return queryAll(ctx, tx, scanOutbox, `SELECT `+outboxCols+` FROM tracker_outbox o JOIN tasks t ON t.id = o.task_id
+		WHERE o.workspace_id = ? AND o.state = 'pending' ORDER BY o.id LIMIT ?`, ws, limit)
+}
+
+// DeadOutbox lists workspace ws's dead rows, oldest first.
+func (tx *Tx) DeadOutbox(ctx context.Context, ws int64, limit int) ([]OutboxRow, error) {
+	return queryAll(ctx, tx, scanOutbox, `SELECT `+outboxCols+` FROM tracker_outbox o JOIN tasks t ON t.id = o.task_id
+		WHERE o.workspace_id = ? AND o.state = 'dead' ORDER BY o.id LIMIT ?`, ws, limit)
 }
 
 // BeginOutbox records that a try of row id begins, before it reaches the
@@ -156,14 +172,48 @@ func (tx *Tx) BeginOutbox(ctx context.Context, id int64) error {
 	return err
 }
 
-// FinishOutbox marks row id pushed, or records why it was not (errText).
-func (tx *Tx) FinishOutbox(ctx context.Context, id int64, errText string) error {
-	if errText != "" {
+// FinishOutbox marks row id pushed.
+func (tx *Tx) FinishOutbox(ctx context.Context, id int64) error {
+	_, err := tx.exec(ctx, "UPDATE tracker_outbox SET state = 'done', last_error = '', done_at = ? WHERE id = ?", micros(tx.now), id)
+	return err
+}
+
+// FailOutbox records why row id was not pushed: counted as a failure that
+// waits until next (zero: not counted, the next sync tries again), or dead.
+func (tx *Tx) FailOutbox(ctx context.Context, id int64, errText string, next time.Time, dead bool) error {
+	switch {
+	case dead:
+		_, err := tx.exec(ctx, "UPDATE tracker_outbox SET state = 'dead', failures = failures + 1, last_error = ? WHERE id = ?", errText, id)
+		return err
+	case next.IsZero():
 		_, err := tx.exec(ctx, "UPDATE tracker_outbox SET last_error = ? WHERE id = ?", errText, id)
 		return err
 	}
-	_, err := tx.exec(ctx, "UPDATE tracker_outbox SET state = 'done', last_error = '', done_at = ? WHERE id = ?", micros(tx.now), id)
+	_, err := tx.exec(ctx, "UPDATE tracker_outbox SET failures = failures + 1, next_at = ?, last_error = ? WHERE id = ?", micros(next), errText, id)
 	return err
+}
+
+// RetryOutbox puts workspace ws's dead rows (those of ids; all when none)
+// back in the queue with their failures forgotten, and forgets the issues
+// of their tasks that are gone from the tracker, so that each is made anew.
+// It returns the rows requeued.
+func (tx *Tx) RetryOutbox(ctx context.Context, ws int64, ids []int64) (int, error) {
+	where, args := "workspace_id = ? AND state = 'dead'", []any{ws}
+	if len(ids) > 0 {
+		where += " AND id IN (" + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") + ")"
+		for _, id := range ids {
+			args = append(args, id)
+		}
+	}
+	if _, err := tx.exec(ctx, "DELETE FROM tracker_issues WHERE gone AND task_id IN (SELECT task_id FROM tracker_outbox WHERE "+where+")", args...); err != nil {
+		return 0, err
+	}
+	res, err := tx.exec(ctx, "UPDATE tracker_outbox SET state = 'pending', failures = 0, next_at = 0 WHERE "+where, args...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
 }
 
 // A TrackerIssue is a mirrored task's issue and the fields last agreed on.
@@ -171,12 +221,24 @@ type TrackerIssue struct {
 	TaskID, WorkspaceID int64
 	Number              int
 	Synced              string
+	// Gone: the tracker no longer has it (deleted, or moved away).
+	Gone bool
+	// SeenAt is its updated_at as the mirror's own last write left it.
+	SeenAt time.Time
+}
+
+const trackerIssueCols = "task_id, workspace_id, issue_number, synced, gone, seen_at"
+
+func scanTrackerIssue(sc scanner) (i TrackerIssue, err error) {
+	var seen int64
+	err = sc.Scan(&i.TaskID, &i.WorkspaceID, &i.Number, &i.Synced, &i.Gone, &seen)
+	i.SeenAt = maybeMicros(seen)
+	return i, err
 }
 
 // TrackerIssueOf returns task's issue; ok is false when it has none yet.
 func (tx *Tx) TrackerIssueOf(ctx context.Context, task int64) (TrackerIssue, bool, error) {
-	var i TrackerIssue
-	err := tx.queryRow(ctx, "SELECT task_id, workspace_id, issue_number, synced FROM tracker_issues WHERE task_id = ?", task).Scan(&i.TaskID, &i.WorkspaceID, &i.Number, &i.Synced)
+	i, err := scanTrackerIssue(tx.queryRow(ctx, "SELECT "+trackerIssueCols+" FROM tracker_issues WHERE task_id = ?", task))
 	if errors.Is(err, sql.ErrNoRows) {
 		return i, false, nil
 	}
@@ -185,8 +247,7 @@ func (tx *Tx) TrackerIssueOf(ctx context.Context, task int64) (TrackerIssue, boo
 
 // TrackerIssueByNumber returns the task of issue n of workspace ws's link.
 func (tx *Tx) TrackerIssueByNumber(ctx context.Context, ws int64, n int) (TrackerIssue, bool, error) {
-	var i TrackerIssue
-	err := tx.queryRow(ctx, "SELECT task_id, workspace_id, issue_number, synced FROM tracker_issues WHERE workspace_id = ? AND issue_number = ?", ws, n).Scan(&i.TaskID, &i.WorkspaceID, &i.Number, &i.Synced)
+	i, err := scanTrackerIssue(tx.queryRow(ctx, "SELECT "+trackerIssueCols+" FROM tracker_issues WHERE workspace_id = ? AND issue_number = ?", ws, n))
 	if errors.Is(err, sql.ErrNoRows) {
 		return i, false, nil
 	}
@@ -195,34 +256,70 @@ func (tx *Tx) TrackerIssueByNumber(ctx context.Context, ws int64, n int) (Tracke
 
 // SetTrackerIssue records (or updates) a task's issue.
 func (tx *Tx) SetTrackerIssue(ctx context.Context, i TrackerIssue) error {
-	_, err := tx.exec(ctx, `INSERT INTO tracker_issues (task_id, workspace_id, issue_number, synced) VALUES (?, ?, ?, ?)
-		ON CONFLICT (task_id) DO UPDATE SET issue_number = excluded.issue_number, synced = excluded.synced`, i.TaskID, i.WorkspaceID, i.Number, i.Synced)
+	_, err := tx.exec(ctx, `INSERT INTO tracker_issues (task_id, workspace_id, issue_number, synced, gone, seen_at) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (task_id) DO UPDATE SET issue_number = excluded.issue_number, synced = excluded.synced, gone = excluded.gone, seen_at = excluded.seen_at`,
+		i.TaskID, i.WorkspaceID, i.Number, i.Synced, i.Gone, timeMicros(i.SeenAt))
 	return err
 }
 
-// TrackerComment returns the remote twin of comment id (0: none).
-func (tx *Tx) TrackerComment(ctx context.Context, id int64) (int64, error) {
-	var remote int64
-	err := tx.queryRow(ctx, "SELECT remote_id FROM tracker_comments WHERE comment_id = ?", id).Scan(&remote)
+// TrackerCommentOf returns comment id's twin; ok is false when it has none.
+func (tx *Tx) TrackerCommentOf(ctx context.Context, id int64) (TrackerComment, bool, error) {
+	c, err := scanTrackerComment(tx.queryRow(ctx, "SELECT comment_id, remote_id, origin, remote_updated FROM tracker_comments WHERE comment_id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
+		return c, false, nil
 	}
-	return remote, err
+	return c, err == nil, err
 }
 
-// TrackerCommentByRemote returns the comment whose twin is remote (0: none).
-func (tx *Tx) TrackerCommentByRemote(ctx context.Context, ws, remote int64) (int64, error) {
-	var id int64
-	err := tx.queryRow(ctx, "SELECT comment_id FROM tracker_comments WHERE workspace_id = ? AND remote_id = ?", ws, remote).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
-	return id, err
+// A TrackerComment ties a comment to its twin on the tracker.
+type TrackerComment struct {
+	CommentID, RemoteID int64
+	// Origin is where it was written first: "atrium" or "tracker".
+	Origin string
+	// RemoteUpdated is when the twin was last seen changed.
+	RemoteUpdated time.Time
 }
 
-// SetTrackerComment records that comment id and remote are twins.
-func (tx *Tx) SetTrackerComment(ctx context.Context, ws, id, remote int64) error {
-	_, err := tx.exec(ctx, "INSERT INTO tracker_comments (comment_id, workspace_id, remote_id) VALUES (?, ?, ?) ON CONFLICT (comment_id) DO NOTHING", id, ws, remote)
+func scanTrackerComment(sc scanner) (c TrackerComment, err error) {
+	var at int64
+	err = sc.Scan(&c.CommentID, &c.RemoteID, &c.Origin, &at)
+	c.RemoteUpdated = maybeMicros(at)
+	return c, err
+}
+
+// TrackerCommentByRemote returns the comment whose twin is remote; ok is
+// false when there is none.
+func (tx *Tx) TrackerCommentByRemote(ctx context.Context, ws, remote int64) (TrackerComment, bool, error) {
+	c, err := scanTrackerComment(tx.queryRow(ctx, "SELECT comment_id, remote_id, origin, remote_updated FROM tracker_comments WHERE workspace_id = ? AND remote_id = ?", ws, remote))
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, false, nil
+	}
+	return c, err == nil, err
+}
+
+// TrackerCommentsOfTask lists the twins of task's comments.
+func (tx *Tx) TrackerCommentsOfTask(ctx context.Context, task int64) ([]TrackerComment, error) {
+	return queryAll(ctx, tx, scanTrackerComment, `SELECT tc.comment_id, tc.remote_id, tc.origin, tc.remote_updated FROM tracker_comments tc
+		JOIN task_comments c ON c.id = tc.comment_id WHERE c.task_id = ? ORDER BY tc.comment_id`, task)
+}
+
+// SetTrackerComment records that comment id and remote are twins, the
+// comment written first at origin ("atrium" or "tracker").
+func (tx *Tx) SetTrackerComment(ctx context.Context, ws, id, remote int64, origin string, remoteUpdated time.Time) error {
+	_, err := tx.exec(ctx, "INSERT INTO tracker_comments (comment_id, workspace_id, remote_id, origin, remote_updated) VALUES (?, ?, ?, ?, ?) ON CONFLICT (comment_id) DO NOTHING",
+		id, ws, remote, origin, timeMicros(remoteUpdated))
+	return err
+}
+
+// TouchTrackerComment records when comment id's twin was last seen changed.
+func (tx *Tx) TouchTrackerComment(ctx context.Context, id int64, remoteUpdated time.Time) error {
+	_, err := tx.exec(ctx, "UPDATE tracker_comments SET remote_updated = ? WHERE comment_id = ?", timeMicros(remoteUpdated), id)
+	return err
+}
+
+// ForgetTrackerComment drops comment id's twin: it is gone from the tracker.
+func (tx *Tx) ForgetTrackerComment(ctx context.Context, id int64) error {
+	_, err := tx.exec(ctx, "DELETE FROM tracker_comments WHERE comment_id = ?", id)
 	return err
 }
 
@@ -254,6 +351,9 @@ func (tx *Tx) TrackerConflicts(ctx context.Context, ws int64, limit int) ([]Trac
 // TrackerCounts are a link's numbers for its status.
 type TrackerCounts struct {
 	Issues, Comments, Pending, Conflicts int
+	// Waiting are the pending rows waiting out a failure; Dead the rows
+	// given up on; Gone the issues the tracker no longer has.
+	Waiting, Dead, Gone int
 }
 
 // TrackerCountsOf counts workspace ws's mirrored issues and comments, its
@@ -261,8 +361,11 @@ type TrackerCounts struct {
 func (tx *Tx) TrackerCountsOf(ctx context.Context, ws int64) (TrackerCounts, error) {
 	var c TrackerCounts
 	err := tx.queryRow(ctx, `SELECT (SELECT COUNT(*) FROM tracker_issues WHERE workspace_id = ?), (SELECT COUNT(*) FROM tracker_comments WHERE workspace_id = ?),
-		(SELECT COUNT(*) FROM tracker_outbox WHERE workspace_id = ? AND state = 'pending'), (SELECT COUNT(*) FROM tracker_conflicts WHERE workspace_id = ?)`,
-		ws, ws, ws, ws).Scan(&c.Issues, &c.Comments, &c.Pending, &c.Conflicts)
+		(SELECT COUNT(*) FROM tracker_outbox WHERE workspace_id = ? AND state = 'pending'), (SELECT COUNT(*) FROM tracker_conflicts WHERE workspace_id = ?),
+		(SELECT COUNT(*) FROM tracker_outbox WHERE workspace_id = ? AND state = 'pending' AND failures > 0),
+		(SELECT COUNT(*) FROM tracker_outbox WHERE workspace_id = ? AND state = 'dead'),
+		(SELECT COUNT(*) FROM tracker_issues WHERE workspace_id = ? AND gone)`,
+		ws, ws, ws, ws, ws, ws, ws).Scan(&c.Issues, &c.Comments, &c.Pending, &c.Conflicts, &c.Waiting, &c.Dead, &c.Gone)
 	return c, err
 }
 

@@ -21,7 +21,10 @@ type HookResult struct {
 // reads the tracker, so a delivery lost, forged or out of order changes
 // nothing by itself, and the poll still runs for servers the tracker cannot
 // reach.
-func (s *Service) TrackerHook(ctx context.Context, kind, repo, delivery, event string) (HookResult, error) {
+//
+// issue, when not 0, is the issue the delivery is about: its comments are
+// read whole at the sync, which is how a comment deleted there is seen.
+func (s *Service) TrackerHook(ctx context.Context, kind, repo, delivery, event string, issue int) (HookResult, error) {
 	var out HookResult
 	if delivery == "" || len(delivery) > 100 {
 		return out, atrium.Errorf(atrium.EInvalid, "the delivery has no ID (X-GitHub-Delivery)")
@@ -54,13 +57,39 @@ func (s *Service) TrackerHook(ctx context.Context, kind, repo, delivery, event s
 		return HookResult{}, err
 	}
 	for _, ws := range woken {
-		select {
-		case s.hooked <- ws:
-		default: // a sync is already due
+		if issue > 0 {
+			s.recheckMu.Lock()
+			if s.recheck[ws] == nil {
+				s.recheck[ws] = map[int]bool{}
+			}
+			s.recheck[ws][issue] = true
+			s.recheckMu.Unlock()
 		}
+		s.wake(ws)
 	}
 	return out, nil
 }
 
+// wake asks the mirror to sync workspace ws now.
+func (s *Service) wake(ws int64) {
+	select {
+	case s.hooked <- ws:
+	default: // a sync is already due
+	}
+}
+
 // TrackerWake delivers the workspaces a webhook asked to sync now.
 func (s *Service) TrackerWake() <-chan int64 { return s.hooked }
+
+// takeRecheck hands a sync the issues of workspace ws that deliveries named
+// since the last one, for their comments to be read whole.
+func (s *Service) takeRecheck(ws int64) map[int]bool {
+	s.recheckMu.Lock()
+	defer s.recheckMu.Unlock()
+	out := s.recheck[ws]
+	delete(s.recheck, ws)
+	if out == nil {
+		out = map[int]bool{}
+	}
+	return out
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -86,11 +87,29 @@ type TrackerConflict struct {
 
 // TrackerStatus is a link and how its mirror stands.
 type TrackerStatus struct {
-	Link      TrackerLink       `json:"link"`
-	Issues    int               `json:"issues"`
-	Comments  int               `json:"comments"`
-	Pending   int               `json:"pending"`
-	Conflicts []TrackerConflict `json:"conflicts"`
+	Link     TrackerLink `json:"link"`
+	Issues   int         `json:"issues"`
+	Comments int         `json:"comments"`
+	Pending  int         `json:"pending"`
+	// Waiting of the pending changes wait out a failure; Dead were given
+	// up on (listed in DeadLetters until retried); Gone issues were deleted
+	// or moved away on the tracker.
+	Waiting     int               `json:"waiting"`
+	Dead        int               `json:"dead"`
+	Gone        int               `json:"gone"`
+	DeadLetters []DeadLetter      `json:"dead_letters"`
+	Conflicts   []TrackerConflict `json:"conflicts"`
+}
+
+// A DeadLetter is a change the mirror gave up pushing, and why.
+type DeadLetter struct {
+	ID       int64     `json:"id"`
+	Task     int64     `json:"task"`
+	Comment  int64     `json:"comment_id,omitempty"`
+	Kind     string    `json:"kind"`
+	Failures int       `json:"failures"`
+	Error    string    `json:"error"`
+	At       time.Time `json:"at"`
 }
 
 // LinkTracker links the caller's workspace to repo of a tracker (admin).
@@ -138,7 +157,15 @@ func (s *Service) TrackerStatus(ctx context.Context) (TrackerStatus, error) {
 		if err != nil {
 			return err
 		}
-		st.Issues, st.Comments, st.Pending = c.Issues, c.Comments, c.Pending
+		st.Issues, st.Comments, st.Pending, st.Waiting, st.Dead, st.Gone = c.Issues, c.Comments, c.Pending, c.Waiting, c.Dead, c.Gone
+		dead, err := tx.DeadOutbox(ctx, a.Workspace.ID, 100)
+		if err != nil {
+			return err
+		}
+		st.DeadLetters = []DeadLetter{}
+		for _, r := range dead {
+			st.DeadLetters = append(st.DeadLetters, DeadLetter{ID: r.ID, Task: r.TaskNumber, Comment: r.CommentID, Kind: r.Kind, Failures: r.Failures, Error: r.LastError, At: r.CreatedAt})
+		}
 		cs, err := tx.TrackerConflicts(ctx, a.Workspace.ID, 100)
 		st.Conflicts = []TrackerConflict{}
 		for _, c := range cs {
@@ -147,6 +174,46 @@ func (s *Service) TrackerStatus(ctx context.Context) (TrackerStatus, error) {
 		return err
 	})
 	return st, err
+}
+
+// RetryTracker puts the caller's workspace's dead changes (those of ids;
+// all when none) back in the queue, a task whose issue is gone getting a
+// new one, and wakes the mirror (admin). It returns how many were requeued.
+func (s *Service) RetryTracker(ctx context.Context, ids []int64) (int, error) {
+	a, err := atrium.RequireActor(ctx, atrium.RoleAdmin)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		l, err := tx.TrackerLinkOf(ctx, a.Workspace.ID)
+		if err != nil {
+			return err
+		}
+		if n, err = tx.RetryOutbox(ctx, a.Workspace.ID, ids); err != nil || n == 0 {
+			return err
+		}
+		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, "tracker.retried", l.Kind+":"+l.Repo, map[string]any{"changes": n, "ids": ids})
+	})
+	if err == nil && n > 0 {
+		s.wake(a.Workspace.ID)
+	}
+	return n, err
+}
+
+// SyncTrackerSoon asks this server's mirror to sync the caller's
+// workspace now rather than at its next tick (admin); what it does shows in
+// the status.
+func (s *Service) SyncTrackerSoon(ctx context.Context) error {
+	a, err := atrium.RequireActor(ctx, atrium.RoleAdmin)
+	if err != nil {
+		return err
+	}
+	if err := s.db.View(ctx, func(tx *store.Tx) error { _, err := tx.TrackerLinkOf(ctx, a.Workspace.ID); return err }); err != nil {
+		return err
+	}
+	s.wake(a.Workspace.ID)
+	return nil
 }
 
 func linkOut(l store.TrackerLink, ws string) TrackerLink {
@@ -192,10 +259,14 @@ type SyncReport struct {
 	Recovered      int       `json:"recovered"` // found on the tracker after a crash, not made again
 	Pushed         int       `json:"pushed"`    // outbox rows done
 	Pending        int       `json:"pending"`   // outbox rows left
+	Dead           int       `json:"dead"`      // outbox rows given up on in this sync
 	IssuesChanged  int       `json:"issues_changed"`
 	TasksCreated   int       `json:"tasks_created"`
 	TasksUpdated   int       `json:"tasks_updated"`
 	CommentsPulled int       `json:"comments_pulled"`
+	CommentsEdited int       `json:"comments_edited"`  // written there and edited there since
+	CommentsGone   int       `json:"comments_deleted"` // written there and deleted there since
+	IssuesGone     int       `json:"issues_gone"`      // deleted or moved there
 	Conflicts      int       `json:"conflicts"`
 	Calls          int       `json:"calls"`
 	NotModified    int       `json:"not_modified"`
@@ -276,9 +347,19 @@ type mirror struct {
 type fields struct {
 	Title  string   `json:"title"`
 	Closed bool     `json:"closed"`
-	Labels []string `json:"labels"` // without status:*
+	Labels []string `json:"labels"` // without status:* and assignee:*
 	Status string   `json:"status"` // Atrium's, for the status:* label
+	// Body and Assignee are nil in what was agreed before they were
+	// mirrored: never compared, so not changed on either side.
+	Body *string `json:"body,omitempty"`
+	// Assignee is a principal's handle: gh-LOGIN is the tracker's user
+	// LOGIN, assigned there; any other shows as the label assignee:HANDLE
+	// (a tracker cannot assign who has no account there).
+	Assignee *string `json:"assignee,omitempty"`
 }
+
+// assigneeLabel marks, on the tracker, an assignee who has no account there.
+const assigneeLabel = "assignee:"
 
 func (f fields) json() string { b, _ := json.Marshal(f); return string(b) }
 
@@ -288,9 +369,10 @@ func parseFields(s string) (fields, bool) {
 }
 
 func taskFields(t atrium.Task) fields {
-	f := fields{Title: t.Title, Closed: t.Status.Closed(), Status: string(t.Status), Labels: []string{}}
+	body, who := strings.TrimSpace(t.Body), t.Assignee
+	f := fields{Title: t.Title, Closed: t.Status.Closed(), Status: string(t.Status), Labels: []string{}, Body: &body, Assignee: &who}
 	for _, l := range t.Labels {
-		if !strings.HasPrefix(l, "status:") {
+		if !strings.HasPrefix(l, "status:") && !strings.HasPrefix(l, assigneeLabel) {
 			f.Labels = append(f.Labels, l)
 		}
 	}
@@ -299,20 +381,58 @@ func taskFields(t atrium.Task) fields {
 }
 
 func issueFields(i Issue) fields {
-	f := fields{Title: i.Title, Closed: i.Closed, Labels: []string{}}
+	body := strings.TrimSpace(taskMarkerRE.ReplaceAllString(i.Body, ""))
+	who := ""
+	if len(i.Assignees) > 0 {
+		who = GitHubHandle(i.Assignees[0])
+	}
+	f := fields{Title: i.Title, Closed: i.Closed, Labels: []string{}, Body: &body}
 	for _, l := range i.Labels {
 		if st, ok := strings.CutPrefix(l, "status:"); ok {
 			f.Status = st
+		} else if h, ok := strings.CutPrefix(l, assigneeLabel); ok {
+			if who == "" {
+				who = h
+			}
 		} else {
 			f.Labels = append(f.Labels, l)
 		}
 	}
+	f.Assignee = &who
 	slices.Sort(f.Labels)
 	return f
 }
 
+// labels are the issue's labels for f: the task's, its status, and its
+// assignee when the tracker cannot assign them.
 func (f fields) labels() []string {
-	return append(append([]string{}, f.Labels...), "status:"+f.Status)
+	out := append(append([]string{}, f.Labels...), "status:"+f.Status)
+	if h := f.assignee(); h != "" && !strings.HasPrefix(h, "gh-") {
+		out = append(out, assigneeLabel+h)
+	}
+	return out
+}
+
+// assignees are the tracker's assignees for f.
+func (f fields) assignees() []string {
+	if login, ok := strings.CutPrefix(f.assignee(), "gh-"); ok {
+		return []string{login}
+	}
+	return []string{}
+}
+
+func (f fields) assignee() string {
+	if f.Assignee == nil {
+		return ""
+	}
+	return *f.Assignee
+}
+
+func (f fields) body() string {
+	if f.Body == nil {
+		return ""
+	}
+	return *f.Body
 }
 
 func issueBody(t atrium.Task) string {
@@ -329,8 +449,58 @@ func commentBody(c atrium.TaskComment, own bool) string {
 	return fmt.Sprintf("**@%s** (%s):\n\n%s\n\n%s", c.Author, c.AuthorType, c.Shown(), CommentMarker(c.ID))
 }
 
-// push pushes the outbox in order; the first failure stops it, so a later
-// change never overtakes an earlier one.
+// Failures of one outbox row: each waits longer before the next try, from
+// backoffBase doubling up to backoffMax; after maxFailures (some four hours
+// of the tracker failing that row) the row is dead, listed until retried.
+const (
+	backoffBase = 10 * time.Second
+	backoffMax  = time.Hour
+	maxFailures = 12
+)
+
+func backoff(failures int) time.Duration {
+	d := backoffBase
+	for range failures {
+		if d *= 2; d >= backoffMax {
+			return backoffMax
+		}
+	}
+	return d
+}
+
+// errGone is an outbox row's error when its task's issue is gone from the
+// tracker: a new issue is made only when someone retries it.
+type errGone int
+
+func (n errGone) Error() string {
+	return fmt.Sprintf("issue %d is gone from the tracker (deleted or moved): retry to make it a new issue", int(n))
+}
+
+// verdict is what a push error means for its row and the rest of the pass.
+type verdict int
+
+const (
+	again verdict = iota // the link's trouble (credentials, budget, network, shutdown): stop, count nothing
+	later                // this row's, maybe passing (5xx): count, back off, stop
+	dead                 // this row's for good (refused as invalid, its issue gone)
+)
+
+func judge(err error) verdict {
+	var gone errGone
+	switch {
+	case errors.As(err, &gone):
+		return dead
+	case atrium.ErrorCode(err) == atrium.EInvalid:
+		return dead
+	case errors.Is(err, ErrTrackerFailed):
+		return later
+	}
+	return again
+}
+
+// push pushes the outbox in order per task: a row that fails holds back its
+// own task's later rows, so no change overtakes an earlier one of the same
+// task, and the other tasks go on; a failure that is the link's stops it.
 func (m *mirror) push(ctx context.Context, limit int) error {
 	var rows []store.OutboxRow
 	if err := m.s.db.View(ctx, func(tx *store.Tx) (err error) {
@@ -342,23 +512,42 @@ func (m *mirror) push(ctx context.Context, limit int) error {
 	if m.dry {
 		return nil
 	}
+	held := map[int64]bool{}
+	var last error
 	for _, r := range rows {
+		if held[r.TaskID] || r.NextAt.After(time.Now()) {
+			held[r.TaskID] = true
+			continue
+		}
 		err := m.pushRow(ctx, r)
+		v := judge(err)
 		if err2 := m.s.db.Update(context.WithoutCancel(ctx), func(tx *store.Tx) error {
-			msg := ""
-			if err != nil {
-				msg = err.Error()
+			switch {
+			case err == nil:
+				return tx.FinishOutbox(ctx, r.ID)
+			case v == dead:
+				return tx.FailOutbox(ctx, r.ID, err.Error(), time.Time{}, true)
+			case v == later && r.Failures+1 >= maxFailures:
+				return tx.FailOutbox(ctx, r.ID, err.Error(), time.Time{}, true)
+			case v == later:
+				return tx.FailOutbox(ctx, r.ID, err.Error(), time.Now().Add(backoff(r.Failures)), false)
 			}
-			return tx.FinishOutbox(ctx, r.ID, msg)
+			return tx.FailOutbox(ctx, r.ID, err.Error(), time.Time{}, false)
 		}); err2 != nil {
 			return err2
 		}
-		if err != nil {
-			return fmt.Errorf("push #%d: %w", r.TaskID, err)
+		if err == nil {
+			m.rep.Pushed++
+			continue
 		}
-		m.rep.Pushed++
+		err = fmt.Errorf("push #%d: %w", r.TaskNumber, err)
+		if v != dead {
+			return err
+		}
+		m.rep.Dead++
+		held[r.TaskID], last = true, err
 	}
-	return nil
+	return last
 }
 
 func (m *mirror) begin(ctx context.Context, r store.OutboxRow) error {
@@ -371,7 +560,7 @@ func (m *mirror) pushRow(ctx context.Context, r store.OutboxRow) error {
 		issue store.TrackerIssue
 		has   bool
 		c     atrium.TaskComment
-		twin  int64
+		twin  bool
 	)
 	err := m.s.db.View(ctx, func(tx *store.Tx) (err error) {
 		if t, err = tx.TaskByID(ctx, m.ws, r.TaskID); err != nil {
@@ -383,7 +572,7 @@ func (m *mirror) pushRow(ctx context.Context, r store.OutboxRow) error {
 		if c, err = tx.CommentByID(ctx, m.ws, r.CommentID); err != nil {
 			return err
 		}
-		twin, err = tx.TrackerComment(ctx, c.ID)
+		_, twin, err = tx.TrackerCommentOf(ctx, c.ID)
 		return err
 	})
 	if atrium.ErrorCode(err) == atrium.ENotFound {
@@ -392,6 +581,9 @@ func (m *mirror) pushRow(ctx context.Context, r store.OutboxRow) error {
 	if err != nil {
 		return err
 	}
+	if has && issue.Gone {
+		return errGone(issue.Number)
+	}
 	want := taskFields(t)
 	if !has {
 		if issue, err = m.ensureIssue(ctx, r, t, want); err != nil {
@@ -399,21 +591,34 @@ func (m *mirror) pushRow(ctx context.Context, r store.OutboxRow) error {
 		}
 	}
 	if r.CommentID != 0 {
-		if twin == 0 {
-			return m.ensureComment(ctx, r, issue.Number, c)
+		if !twin {
+			return m.gone(ctx, issue, m.ensureComment(ctx, r, issue, c))
 		}
 		return nil
 	}
 	if issue.Synced == want.json() {
 		return nil
 	}
-	title, body, closed, labels := want.Title, issueBody(t), want.Closed, want.labels()
-	if _, err := m.tr.UpdateIssue(ctx, issue.Number, IssueFields{Title: &title, Body: &body, Closed: &closed, Labels: &labels}); err != nil {
-		return err
+	i, err := m.tr.UpdateIssue(ctx, issue.Number, want.request(t))
+	if err != nil {
+		return m.gone(ctx, issue, err)
 	}
 	m.rep.IssuesUpdated++
-	issue.Synced = want.json()
+	issue.Synced, issue.SeenAt = want.json(), i.UpdatedAt
 	return m.s.db.Update(ctx, func(tx *store.Tx) error { return tx.SetTrackerIssue(ctx, issue) })
+}
+
+// gone records, when err says the tracker has no issue.Number any more,
+// that it is gone, and says so; other errors pass as they are.
+func (m *mirror) gone(ctx context.Context, issue store.TrackerIssue, err error) error {
+	if atrium.ErrorCode(err) != atrium.ENotFound {
+		return err
+	}
+	issue.Gone = true
+	if err := m.s.db.Update(ctx, func(tx *store.Tx) error { return tx.SetTrackerIssue(ctx, issue) }); err != nil {
+		return err
+	}
+	return errGone(issue.Number)
 }
 
 // ensureIssue finds task t's issue on the tracker, after a try that may
@@ -427,7 +632,7 @@ func (m *mirror) ensureIssue(ctx context.Context, r store.OutboxRow, t atrium.Ta
 		}
 		for _, i := range is {
 			if strings.Contains(i.Body, TaskMarker(t.ID)) {
-				out.Number, out.Synced = i.Number, issueFields(i).json()
+				out.Number, out.Synced, out.SeenAt = i.Number, issueFields(i).json(), i.UpdatedAt
 				m.rep.Recovered++
 				return out, m.s.db.Update(ctx, func(tx *store.Tx) error { return tx.SetTrackerIssue(ctx, out) })
 			}
@@ -436,20 +641,20 @@ func (m *mirror) ensureIssue(ctx context.Context, r store.OutboxRow, t atrium.Ta
 	if err := m.begin(ctx, r); err != nil {
 		return out, err
 	}
-	title, body, closed, labels := want.Title, issueBody(t), want.Closed, want.labels()
-	i, err := m.tr.CreateIssue(ctx, IssueFields{Title: &title, Body: &body, Closed: &closed, Labels: &labels})
+	i, err := m.tr.CreateIssue(ctx, want.request(t))
 	if err != nil {
 		return out, err
 	}
 	m.rep.IssuesCreated++
-	out.Number, out.Synced = i.Number, want.json()
+	out.Number, out.Synced, out.SeenAt = i.Number, want.json(), i.UpdatedAt
 	return out, m.s.db.Update(ctx, func(tx *store.Tx) error { return tx.SetTrackerIssue(ctx, out) })
 }
 
 // ensureComment finds comment c on issue n, after a try that may have
 // posted it, or posts it.
-func (m *mirror) ensureComment(ctx context.Context, r store.OutboxRow, n int, c atrium.TaskComment) error {
-	var remote int64
+func (m *mirror) ensureComment(ctx context.Context, r store.OutboxRow, issue store.TrackerIssue, c atrium.TaskComment) error {
+	var remote IssueComment
+	n := issue.Number
 	if r.Attempts > 0 {
 		cs, err := m.tr.Comments(ctx, n)
 		if err != nil {
@@ -457,12 +662,12 @@ func (m *mirror) ensureComment(ctx context.Context, r store.OutboxRow, n int, c 
 		}
 		for _, x := range cs {
 			if strings.Contains(x.Body, CommentMarker(c.ID)) {
-				remote = x.ID
+				remote = x
 				m.rep.Recovered++
 			}
 		}
 	}
-	if remote == 0 {
+	if remote.ID == 0 {
 		if err := m.begin(ctx, r); err != nil {
 			return err
 		}
@@ -470,40 +675,98 @@ func (m *mirror) ensureComment(ctx context.Context, r store.OutboxRow, n int, c 
 		if err != nil {
 			return err
 		}
-		remote = x.ID
+		remote = x
 		m.rep.CommentsPushed++
+		// A comment touches its issue: this one was the mirror's own.
+		if issue.SeenAt.Before(x.CreatedAt) {
+			issue.SeenAt = x.CreatedAt
+		}
 	}
-	return m.s.db.Update(ctx, func(tx *store.Tx) error { return tx.SetTrackerComment(ctx, m.ws, c.ID, remote) })
+	return m.s.db.Update(ctx, func(tx *store.Tx) error {
+		if err := tx.SetTrackerIssue(ctx, issue); err != nil {
+			return err
+		}
+		return tx.SetTrackerComment(ctx, m.ws, c.ID, remote.ID, originAtrium, remote.UpdatedAt)
+	})
+}
+
+// Where a mirrored comment was written first.
+const (
+	originAtrium  = "atrium"
+	originTracker = "tracker"
+)
+
+// request is what a create or update of task t's issue sets.
+func (f fields) request(t atrium.Task) IssueFields {
+	title, body, closed, labels, who := f.Title, issueBody(t), f.Closed, f.labels(), f.assignees()
+	return IssueFields{Title: &title, Body: &body, Closed: &closed, Labels: &labels, Assignees: &who}
 }
 
 // pull reads the issues changed since the link's cursor and brings their
-// changes in.
+// changes in, then the comments made or edited since its other cursor, then
+// reads whole the comments of the issues someone else touched (a deletion
+// shows only as an absence).
 func (m *mirror) pull(ctx context.Context, link *store.TrackerLink) error {
+	recheck := m.s.takeRecheck(m.ws)
 	is, etag, unchanged, err := m.tr.IssuesSince(ctx, link.PollSince, link.PollETag)
-	if err != nil || unchanged {
+	if err != nil {
 		return err
 	}
-	// The ETag is of the answer at this cursor; when the cursor moves, the
-	// request differs and so does its ETag, so it is kept only while it
-	// still names the request the next poll makes.
-	defer func(since time.Time) {
+	if !unchanged {
+		since := link.PollSince
+		for _, i := range is {
+			if i.PullRequest {
+				continue
+			}
+			m.rep.IssuesChanged++
+			if !m.dry {
+				touched, err := m.pullIssue(ctx, i)
+				if err != nil {
+					return fmt.Errorf("pull issue %d: %w", i.Number, err)
+				}
+				if touched {
+					recheck[i.Number] = true
+				}
+			}
+			if i.UpdatedAt.After(link.PollSince) {
+				link.PollSince = i.UpdatedAt // GitHub's since is inclusive: the boundary is read again, and deduplicated
+			}
+		}
+		// The ETag is of the answer at this cursor; when the cursor moves,
+		// the request differs and so does its ETag, so it is kept only
+		// while it still names the request the next poll makes.
 		link.PollETag = ""
 		if link.PollSince.Equal(since) {
 			link.PollETag = etag
 		}
-	}(link.PollSince)
-	for _, i := range is {
-		if i.PullRequest {
-			continue
-		}
-		m.rep.IssuesChanged++
-		if !m.dry {
-			if err := m.pullIssue(ctx, i); err != nil {
-				return fmt.Errorf("pull issue %d: %w", i.Number, err)
+	}
+	cs, etag, unchanged, err := m.tr.CommentsSince(ctx, link.CommentsSince, link.CommentsETag)
+	if err != nil {
+		return err
+	}
+	if !unchanged {
+		since := link.CommentsSince
+		for _, c := range cs {
+			if !m.dry {
+				if err := m.pullComment(ctx, c); err != nil {
+					return fmt.Errorf("pull comment %d: %w", c.ID, err)
+				}
+			}
+			if c.UpdatedAt.After(link.CommentsSince) {
+				link.CommentsSince = c.UpdatedAt
 			}
 		}
-		if i.UpdatedAt.After(link.PollSince) {
-			link.PollSince = i.UpdatedAt // GitHub's since is inclusive: the boundary is read again, and deduplicated
+		link.CommentsETag = ""
+		if link.CommentsSince.Equal(since) {
+			link.CommentsETag = etag
+		}
+	}
+	if m.dry {
+		return nil
+	}
+	for _, n := range slices.Sorted(maps.Keys(recheck)) {
+		if err := m.recheckComments(ctx, n); err != nil {
+			return fmt.Errorf("read the comments of issue %d: %w", n, err)
 		}
 	}
 	return nil
@@ -517,14 +780,12 @@ func (m *mirror) actor(ctx context.Context, tx *store.Tx, handle string) (*atriu
 	return &atrium.Actor{Principal: p, Workspace: atrium.Workspace{ID: m.ws}, Role: atrium.RoleWriter}, nil
 }
 
-func (m *mirror) pullIssue(ctx context.Context, i Issue) error {
-	var (
-		issue store.TrackerIssue
-		has   bool
-		t     atrium.Task
-	)
-	err := m.s.db.Update(ctx, func(tx *store.Tx) (err error) {
-		if issue, has, err = tx.TrackerIssueByNumber(ctx, m.ws, i.Number); err != nil {
+// pullIssue brings issue i's changes in; touched reports that someone
+// other than the mirror changed it since the mirror's last write.
+func (m *mirror) pullIssue(ctx context.Context, i Issue) (touched bool, err error) {
+	err = m.s.db.Update(ctx, func(tx *store.Tx) error {
+		issue, has, err := tx.TrackerIssueByNumber(ctx, m.ws, i.Number)
+		if err != nil {
 			return err
 		}
 		if !has {
@@ -535,33 +796,39 @@ func (m *mirror) pullIssue(ctx context.Context, i Issue) error {
 				if _, err := tx.TaskByID(ctx, m.ws, id); err != nil {
 					return nil // another workspace's, or gone: not ours to touch
 				}
-				issue, has = store.TrackerIssue{TaskID: id, WorkspaceID: m.ws, Number: i.Number, Synced: issueFields(i).json()}, true
-				return tx.SetTrackerIssue(ctx, issue)
+				return tx.SetTrackerIssue(ctx, store.TrackerIssue{TaskID: id, WorkspaceID: m.ws, Number: i.Number, Synced: issueFields(i).json(), SeenAt: i.UpdatedAt})
 			}
-			return m.adopt(ctx, tx, i, &issue)
+			return m.adopt(ctx, tx, i)
 		}
-		if t, err = tx.TaskByID(ctx, m.ws, issue.TaskID); err != nil {
+		// Times are whole seconds: a change in the second of the mirror's own
+		// write shows in the fields, if not in the time.
+		touched = i.UpdatedAt.After(issue.SeenAt) || issueFields(i).json() != issue.Synced
+		issue.SeenAt, issue.Gone = i.UpdatedAt, false
+		t, err := tx.TaskByID(ctx, m.ws, issue.TaskID)
+		if err != nil {
 			return err
 		}
 		return m.merge(ctx, tx, i, &issue, t)
 	})
-	if err != nil || issue.Number == 0 {
-		return err
-	}
-	return m.pullComments(ctx, i.Number, issue.TaskID)
+	return touched, err
 }
 
 // adopt makes an issue filed on the tracker a task; from now on Atrium owns it.
-func (m *mirror) adopt(ctx context.Context, tx *store.Tx, i Issue, issue *store.TrackerIssue) error {
+func (m *mirror) adopt(ctx context.Context, tx *store.Tx, i Issue) error {
 	a, err := m.actor(ctx, tx, GitHubHandle(i.Author))
 	if err != nil {
 		return err
 	}
 	f := issueFields(i)
-	t := atrium.Task{WorkspaceID: m.ws, Kind: atrium.KindTask, Title: i.Title, Body: i.Body, Status: atrium.TaskOpen, CreatorID: a.Principal.ID, Creator: a.Principal.Handle,
+	t := atrium.Task{WorkspaceID: m.ws, Kind: atrium.KindTask, Title: i.Title, Body: f.body(), Status: atrium.TaskOpen, CreatorID: a.Principal.ID, Creator: a.Principal.Handle,
 		Labels: f.Labels, Specs: []string{}, Plans: []string{}, BlockedBy: []int64{}}
 	if i.Closed {
 		t.Status = atrium.TaskDone
+	}
+	if h := f.assignee(); h != "" {
+		if p, err := m.assignee(ctx, tx, h); err == nil {
+			t.AssigneeID, t.Assignee = p.ID, p.Handle
+		}
 	}
 	if t.Number, err = tx.NextTaskNumber(ctx, m.ws); err != nil {
 		return err
@@ -569,12 +836,31 @@ func (m *mirror) adopt(ctx context.Context, tx *store.Tx, i Issue, issue *store.
 	if err := tx.InsertTask(ctx, &t); err != nil {
 		return err
 	}
-	*issue = store.TrackerIssue{TaskID: t.ID, WorkspaceID: m.ws, Number: i.Number, Synced: f.json()}
-	if err := tx.SetTrackerIssue(ctx, *issue); err != nil {
+	if err := tx.SetTrackerIssue(ctx, store.TrackerIssue{TaskID: t.ID, WorkspaceID: m.ws, Number: i.Number, Synced: f.json(), SeenAt: i.UpdatedAt}); err != nil {
 		return err
 	}
 	m.rep.TasksCreated++
 	return emit(ctx, tx, a, EventCreated, t, Event{}) // its push adds the marker and the status label
+}
+
+// assignee is the principal an issue's assignee names: a tracker user
+// (gh-LOGIN) is made a member; another must be one already.
+func (m *mirror) assignee(ctx context.Context, tx *store.Tx, handle string) (atrium.Principal, error) {
+	if strings.HasPrefix(handle, "gh-") {
+		a, err := m.actor(ctx, tx, handle)
+		if err != nil {
+			return atrium.Principal{}, err
+		}
+		return a.Principal, nil
+	}
+	p, err := tx.PrincipalByHandle(ctx, handle)
+	if err != nil {
+		return p, err
+	}
+	if r, err := tx.Role(ctx, m.ws, p.ID); err != nil || r == "" {
+		return p, errors.Join(err, atrium.Errorf(atrium.ENotFound, "@%s is not a member", handle))
+	}
+	return p, nil
 }
 
 // merge brings in what changed on the tracker since both sides agreed; a
@@ -585,19 +871,49 @@ func (m *mirror) merge(ctx context.Context, tx *store.Tx, i Issue, issue *store.
 	if !ok {
 		base = local // never agreed: the push makes the issue Atrium's
 	}
-	next, changed := t, false
+	if base.Body == nil { // agreed before bodies and assignees were mirrored
+		base.Body = local.Body
+	}
+	if base.Assignee == nil {
+		base.Assignee = local.Assignee
+	}
+	next, changed, assigned := t, false, false
 	conflict := func(field, atriumV, remoteV string) error {
 		m.rep.Conflicts++
 		return tx.AddTrackerConflict(ctx, m.ws, store.TrackerConflict{TaskID: t.ID, Field: field, Atrium: atriumV, Remote: remoteV})
 	}
-	if remote.Title != base.Title && remote.Title != local.Title {
-		if local.Title != base.Title {
-			if err := conflict("title", local.Title, remote.Title); err != nil {
-				return err
-			}
-		} else {
-			next.Title, changed = remote.Title, true
+	// merge3 settles one field: taken from the tracker when only the
+	// tracker changed it, a conflict when both did.
+	merge3 := func(field, b, r, l string, take func(string) error) error {
+		switch {
+		case r == b || r == l:
+			return nil
+		case l != b:
+			return conflict(field, l, r)
 		}
+		changed = true
+		return take(r)
+	}
+	if err := merge3("title", base.Title, remote.Title, local.Title, func(v string) error { next.Title = v; return nil }); err != nil {
+		return err
+	}
+	if err := merge3("body", base.body(), remote.body(), local.body(), func(v string) error { next.Body = v; return nil }); err != nil {
+		return err
+	}
+	if err := merge3("assignee", base.assignee(), remote.assignee(), local.assignee(), func(h string) error {
+		if h == "" {
+			next.AssigneeID, next.Assignee = 0, ""
+			return nil
+		}
+		p, err := m.assignee(ctx, tx, h)
+		if atrium.ErrorCode(err) == atrium.ENotFound {
+			changed = false
+			return conflict("assignee", local.assignee(), h+" (not a member here)")
+		}
+		next.AssigneeID, next.Assignee, assigned = p.ID, p.Handle, true
+		return err
+	}); err != nil {
+		return err
 	}
 	if remote.Closed != base.Closed && remote.Closed != local.Closed {
 		st := map[bool]string{true: "closed", false: "open"}
@@ -617,7 +933,11 @@ func (m *mirror) merge(ctx context.Context, tx *store.Tx, i Issue, issue *store.
 				return err
 			}
 		} else {
-			next.Labels, changed = remote.Labels, true
+			// The task's own assignee:* and status:* labels stay as they are.
+			keep := slices.DeleteFunc(slices.Clone(t.Labels), func(l string) bool {
+				return !strings.HasPrefix(l, "status:") && !strings.HasPrefix(l, assigneeLabel)
+			})
+			next.Labels, changed = append(keep, remote.Labels...), true
 		}
 	}
 	// What the tracker shows now is the new base: a conflict's Atrium value
@@ -640,47 +960,160 @@ func (m *mirror) merge(ctx context.Context, tx *store.Tx, i Issue, issue *store.
 		return err
 	}
 	m.rep.TasksUpdated++
+	if err := assignedInbox(ctx, tx, a, next, changes{assigned: assigned}); err != nil {
+		return err
+	}
 	return emit(ctx, tx, a, EventUpdated, next, Event{})
 }
 
-// pullComments brings in the comments written on the tracker.
-func (m *mirror) pullComments(ctx context.Context, n int, task int64) error {
-	cs, err := m.tr.Comments(ctx, n)
-	if err != nil {
-		return err
-	}
-	for _, x := range cs {
-		if commentMarkerRE.MatchString(x.Body) {
-			continue // one of Atrium's
-		}
-		err := m.s.db.Update(ctx, func(tx *store.Tx) error {
-			if id, err := tx.TrackerCommentByRemote(ctx, m.ws, x.ID); err != nil || id != 0 {
-				return err
-			}
-			t, err := tx.TaskByID(ctx, m.ws, task)
-			if err != nil {
-				return err
-			}
-			a, err := m.actor(ctx, tx, GitHubHandle(x.Author))
-			if err != nil {
-				return err
-			}
-			typ, body := typedComment(x.Body)
-			c := atrium.TaskComment{TaskID: t.ID, TaskNumber: t.Number, AuthorID: a.Principal.ID, Author: a.Principal.Handle, Type: typ, Body: body}
-			if err := tx.InsertComment(ctx, m.ws, &c); err != nil {
-				return err
-			}
-			if err := tx.SetTrackerComment(ctx, m.ws, c.ID, x.ID); err != nil {
-				return err
-			}
-			m.rep.CommentsPulled++
-			return emit(ctx, tx, a, EventCommented, t, Event{Comment: c.ID, Type: string(typ)})
-		})
+// pullComment brings in comment c: a new one written on the tracker, or an
+// edit there of one written there. An edit there of one of Atrium's is a
+// conflict, listed once; Atrium's text stays here.
+func (m *mirror) pullComment(ctx context.Context, c IssueComment) error {
+	return m.s.db.Update(ctx, func(tx *store.Tx) error {
+		twin, ok, err := tx.TrackerCommentByRemote(ctx, m.ws, c.ID)
 		if err != nil {
 			return err
 		}
+		if !ok {
+			if commentMarkerRE.MatchString(c.Body) {
+				return nil // one of Atrium's, from a try whose record was lost: the push finds it
+			}
+			issue, has, err := tx.TrackerIssueByNumber(ctx, m.ws, c.Issue)
+			if err != nil || !has {
+				return err // a pull request's, or an issue not mirrored
+			}
+			t, err := tx.TaskByID(ctx, m.ws, issue.TaskID)
+			if err != nil {
+				return err
+			}
+			a, err := m.actor(ctx, tx, GitHubHandle(c.Author))
+			if err != nil {
+				return err
+			}
+			typ, body := typedComment(c.Body)
+			cm := atrium.TaskComment{TaskID: t.ID, TaskNumber: t.Number, AuthorID: a.Principal.ID, Author: a.Principal.Handle, Type: typ, Body: body}
+			if err := tx.InsertComment(ctx, m.ws, &cm); err != nil {
+				return err
+			}
+			if err := tx.SetTrackerComment(ctx, m.ws, cm.ID, c.ID, originTracker, c.UpdatedAt); err != nil {
+				return err
+			}
+			m.rep.CommentsPulled++
+			return emit(ctx, tx, a, EventCommented, t, Event{Comment: cm.ID, Type: string(typ)})
+		}
+		// A tracker's times are whole seconds: an edit in the second the
+		// comment was made has its time, so the text is what tells.
+		if c.UpdatedAt.Before(twin.RemoteUpdated) {
+			return nil // older than what was seen
+		}
+		cm, err := tx.CommentByID(ctx, m.ws, twin.CommentID)
+		if err != nil {
+			return err
+		}
+		if twin.Origin == originAtrium {
+			if c.Body == commentBody(cm, m.tr.Own(cm.Author)) {
+				return nil
+			}
+			// Listed once: the edit's time is marked seen, just past it, so
+			// the same edit is not listed again and a later one still is.
+			if err := tx.TouchTrackerComment(ctx, twin.CommentID, c.UpdatedAt.Add(time.Microsecond)); err != nil {
+				return err
+			}
+			m.rep.Conflicts++
+			return tx.AddTrackerConflict(ctx, m.ws, store.TrackerConflict{TaskID: cm.TaskID, Field: fmt.Sprintf("comment %d", cm.ID), Atrium: cm.Shown(), Remote: "edited there: " + c.Body})
+		}
+		if err := tx.TouchTrackerComment(ctx, twin.CommentID, c.UpdatedAt); err != nil {
+			return err
+		}
+		typ, body := typedComment(c.Body)
+		if typ == cm.Type && body == cm.Body {
+			return nil
+		}
+		if err := tx.EditComment(ctx, m.ws, cm.ID, typ, body); err != nil {
+			return err
+		}
+		m.rep.CommentsEdited++
+		return m.commentEvent(ctx, tx, cm, EventCommentEdited, cm.Shown())
+	})
+}
+
+// recheckComments reads issue n's comments whole: new and edited ones come
+// in as pullComment brings them; a twin no longer there was deleted there.
+// A deleted comment written there is marked so here (its text stays, for
+// the record); one of Atrium's is a conflict, listed, not posted again.
+func (m *mirror) recheckComments(ctx context.Context, n int) error {
+	var issue store.TrackerIssue
+	var has bool
+	if err := m.s.db.View(ctx, func(tx *store.Tx) (err error) {
+		issue, has, err = tx.TrackerIssueByNumber(ctx, m.ws, n)
+		return err
+	}); err != nil || !has || issue.Gone {
+		return err
 	}
-	return nil
+	cs, err := m.tr.Comments(ctx, n)
+	if atrium.ErrorCode(err) == atrium.ENotFound {
+		m.rep.IssuesGone++
+		if err := m.gone(ctx, issue, err); !errors.As(err, new(errGone)) {
+			return err
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	present := map[int64]bool{}
+	for _, c := range cs {
+		present[c.ID] = true
+		c.Issue = n
+		if err := m.pullComment(ctx, c); err != nil {
+			return err
+		}
+	}
+	return m.s.db.Update(ctx, func(tx *store.Tx) error {
+		twins, err := tx.TrackerCommentsOfTask(ctx, issue.TaskID)
+		if err != nil {
+			return err
+		}
+		for _, tw := range twins {
+			if present[tw.RemoteID] {
+				continue
+			}
+			cm, err := tx.CommentByID(ctx, m.ws, tw.CommentID)
+			if err != nil {
+				return err
+			}
+			if err := tx.ForgetTrackerComment(ctx, tw.CommentID); err != nil {
+				return err
+			}
+			if tw.Origin == originAtrium {
+				m.rep.Conflicts++
+				if err := tx.AddTrackerConflict(ctx, m.ws, store.TrackerConflict{TaskID: cm.TaskID, Field: fmt.Sprintf("comment %d", cm.ID), Atrium: cm.Shown(), Remote: "deleted there"}); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := tx.MarkCommentDeleted(ctx, m.ws, cm.ID); err != nil {
+				return err
+			}
+			m.rep.CommentsGone++
+			if err := m.commentEvent(ctx, tx, cm, EventCommentDeleted, cm.Shown()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// commentEvent records that comment cm was edited or deleted on the
+// tracker, with the text it had: the event log keeps it. Nothing of it goes
+// back to the tracker, where it happened.
+func (m *mirror) commentEvent(ctx context.Context, tx *store.Tx, cm atrium.TaskComment, kind, before string) error {
+	a, err := m.actor(ctx, tx, cm.Author)
+	if err != nil {
+		return err
+	}
+	return tx.EmitJSON(ctx, m.ws, a.Principal.ID, kind, subject(cm.TaskNumber), map[string]any{"number": cm.TaskNumber, "kind": "task", "comment_id": cm.ID, "before": before})
 }
 
 // typedComment reads 002's typed format back: a body that starts with a

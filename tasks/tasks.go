@@ -27,6 +27,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -42,8 +43,11 @@ const (
 	EventUpdated   = "task.updated"
 	EventClaimed   = "task.claimed"
 	EventCommented = "task.commented"
-	EventCompleted = "task.completed"
-	EventInboxRead = "inbox.read"
+	// A comment written on a linked tracker, edited or deleted there.
+	EventCommentEdited  = "task.comment_edited"
+	EventCommentDeleted = "task.comment_deleted"
+	EventCompleted      = "task.completed"
+	EventInboxRead      = "inbox.read"
 )
 
 // BlockedLabel marks a task that waits on someone (002).
@@ -77,6 +81,9 @@ type Service struct {
 	// hooked wakes the tracker sync when a webhook says a linked
 	// repository changed (see TrackerHook and TrackerWake).
 	hooked chan int64
+	// recheck holds, per workspace, the issues deliveries named.
+	recheckMu sync.Mutex
+	recheck   map[int64]map[int]bool
 }
 
 // New returns the tasks service.
@@ -84,7 +91,7 @@ func New(db *store.DB, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{db: db, log: log, hooked: make(chan int64, 64)}
+	return &Service{db: db, log: log, hooked: make(chan int64, 64), recheck: map[int64]map[int]bool{}}
 }
 
 // URL is where task n is shown in the UI.

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -24,6 +25,9 @@ type Tracker interface {
 	UpdateIssue(ctx context.Context, number int, f IssueFields) (Issue, error)
 	// Comments is get_comments: the issue's comments, oldest first.
 	Comments(ctx context.Context, number int) ([]IssueComment, error)
+	// CommentsSince lists every issue's comments made or edited at or after
+	// since, oldest change first, conditional like IssuesSince.
+	CommentsSince(ctx context.Context, since time.Time, etag string) (comments []IssueComment, next string, unchanged bool, err error)
 	// PostComment posts body on issue number: as author's own identity on
 	// the tracker when it has one (Own), otherwise as the link's.
 	PostComment(ctx context.Context, number int, author, body string) (IssueComment, error)
@@ -36,6 +40,16 @@ type Tracker interface {
 	Budget() Budget
 }
 
+// The errors a Tracker's calls wrap, so the mirror knows whom a failure is
+// about: ErrRateLimited, the link's budget (wait for its reset, count no
+// failure); ErrTrackerFailed, the tracker's own failure answering (a 5xx
+// after the adapter's retries: the row backs off). A not_found error is the
+// issue's absence; invalid_argument, a request the tracker will never take.
+var (
+	ErrRateLimited   = errors.New("rate limited")
+	ErrTrackerFailed = errors.New("the tracker failed")
+)
+
 // An Issue is an issue of a tracker.
 type Issue struct {
 	Number    int
@@ -43,7 +57,8 @@ type Issue struct {
 	Body      string
 	Closed    bool
 	Labels    []string
-	Author    string // login
+	Assignees []string // logins
+	Author    string   // login
 	UpdatedAt time.Time
 	// PullRequest is set for GitHub pull requests, which its issue lists
 	// include; they are not mirrored.
@@ -52,18 +67,21 @@ type Issue struct {
 
 // IssueFields is what a create or update sets; nil leaves a field as it is.
 type IssueFields struct {
-	Title  *string
-	Body   *string
-	Closed *bool
-	Labels *[]string
+	Title     *string
+	Body      *string
+	Closed    *bool
+	Labels    *[]string
+	Assignees *[]string
 }
 
 // An IssueComment is one comment of an issue.
 type IssueComment struct {
 	ID        int64
+	Issue     int // its issue's number
 	Body      string
 	Author    string // login
 	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // Budget is a tracker's rate budget as last reported, and the calls this

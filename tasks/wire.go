@@ -123,13 +123,24 @@ type CommentOut struct {
 	CreatedAt string `json:"created_at"`
 	Body      string `json:"body"`
 	Type      string `json:"type"`
+	// EditedAt and DeletedAt: written on the linked tracker, and edited or
+	// deleted there since.
+	EditedAt  string `json:"edited_at,omitempty"`
+	DeletedAt string `json:"deleted_at,omitempty"`
 }
 
 // Comments are cs as callers see them.
 func Comments(cs []atrium.TaskComment) []CommentOut {
 	out := make([]CommentOut, 0, len(cs))
 	for _, c := range cs {
-		out = append(out, CommentOut{ID: c.ID, Author: c.Author, CreatedAt: stamp(c.CreatedAt), Body: c.Shown(), Type: string(c.Type)})
+		o := CommentOut{ID: c.ID, Author: c.Author, CreatedAt: stamp(c.CreatedAt), Body: c.Shown(), Type: string(c.Type)}
+		if !c.EditedAt.IsZero() {
+			o.EditedAt = stamp(c.EditedAt)
+		}
+		if !c.DeletedAt.IsZero() {
+			o.DeletedAt = stamp(c.DeletedAt)
+		}
+		out = append(out, o)
 	}
 	return out
 }

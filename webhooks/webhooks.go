@@ -63,9 +63,13 @@ func (h *Handler) github(w http.ResponseWriter, r *http.Request) {
 	}
 	event := r.Header.Get("X-GitHub-Event")
 	var payload struct {
+		Action     string `json:"action"`
 		Repository struct {
 			FullName string `json:"full_name"`
 		} `json:"repository"`
+		Issue struct {
+			Number int `json:"number"`
+		} `json:"issue"`
 	}
 	if err := json.Unmarshal(body, &payload); err != nil {
 		authn.WriteError(w, r, h.Log, atrium.Errorf(atrium.EInvalid, "the delivery is not JSON: send it as application/json"))
@@ -80,7 +84,13 @@ func (h *Handler) github(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusAccepted, map[string]any{"ignored": event})
 		return
 	}
-	res, err := h.Tasks.TrackerHook(r.Context(), "github", payload.Repository.FullName, r.Header.Get("X-GitHub-Delivery"), event)
+	// A deletion is seen only by reading what is left: the delivery names
+	// the issue whose comments (or itself) to read whole.
+	issue := 0
+	if payload.Action == "deleted" || payload.Action == "transferred" {
+		issue = payload.Issue.Number
+	}
+	res, err := h.Tasks.TrackerHook(r.Context(), "github", payload.Repository.FullName, r.Header.Get("X-GitHub-Delivery"), event, issue)
 	if err != nil {
 		authn.WriteError(w, r, h.Log, err)
 		return

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/tasks"
 	"github.com/atrium-hq/atrium/trackers/github"
 )
@@ -55,7 +56,14 @@ func newTrackerCmd(g *globals) *cobra.Command {
 				}
 				l := st.Link
 				fmt.Fprintf(g.stdout, "linked:    %s %s%s\n", l.Kind, l.Repo, map[bool]string{true: " at " + l.APIURL, false: ""}[l.APIURL != ""])
-				fmt.Fprintf(g.stdout, "mirrored:  %d issues, %d comments\npending:   %d changes to push\n", st.Issues, st.Comments, st.Pending)
+				fmt.Fprintf(g.stdout, "mirrored:  %d issues, %d comments\npending:   %d changes to push (%d waiting out a failure)\n", st.Issues, st.Comments, st.Pending, st.Waiting)
+				if st.Gone > 0 {
+					fmt.Fprintf(g.stdout, "gone:      %d issues deleted or moved on the tracker\n", st.Gone)
+				}
+				fmt.Fprintf(g.stdout, "dead:      %d changes given up on%s\n", st.Dead, map[bool]string{true: " (atrium tracker retry)", false: ""}[st.Dead > 0])
+				for _, d := range st.DeadLetters {
+					fmt.Fprintf(g.stdout, "  %d: #%d %s after %d failures: %s\n", d.ID, d.Task, d.Kind, d.Failures, d.Error)
+				}
 				fmt.Fprintf(g.stdout, "last sync: %s\n", lastSync(l.LastSyncAt))
 				if l.LastError != "" {
 					fmt.Fprintf(g.stdout, "error:     %s\n", l.LastError)
@@ -99,7 +107,29 @@ func newTrackerCmd(g *globals) *cobra.Command {
 	}
 	syncCmd.Flags().BoolVar(&dry, "dry-run", false, "count what a sync would do; change nothing on either side")
 	syncCmd.Flags().BoolVar(&syncJSON, "json", false, "print JSON")
-	root.AddCommand(link, status, syncCmd)
+	retry := &cobra.Command{
+		Use:   "retry [ID...]",
+		Short: "Queue the changes given up on (all, or those IDs from 'tracker status') again; a task whose issue is gone gets a new one",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var ids []int64
+			for _, a := range args {
+				id, err := strconv.ParseInt(a, 10, 64)
+				if err != nil || id <= 0 {
+					return atrium.Errorf(atrium.EInvalid, "a dead change's ID is a number from 'atrium tracker status', not %q", a)
+				}
+				ids = append(ids, id)
+			}
+			return g.withLocal(cmd, true, func(ctx context.Context, a *app) error {
+				n, err := a.Tasks.RetryTracker(ctx, ids)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(g.stdout, "queued %d changes again; the next sync pushes them\n", n)
+				return nil
+			})
+		},
+	}
+	root.AddCommand(link, status, syncCmd, retry)
 	return root
 }
 
@@ -115,6 +145,9 @@ func printReport(g *globals, r tasks.SyncReport) {
 	fmt.Fprintf(g.stdout, "pushed:    %d changes: %d issues created, %d updated, %d comments; %d recovered after a crash%s\n",
 		r.Pushed, r.IssuesCreated, r.IssuesUpdated, r.CommentsPushed, r.Recovered, dry)
 	fmt.Fprintf(g.stdout, "pending:   %d\n", r.Pending)
+	if r.Dead > 0 {
+		fmt.Fprintf(g.stdout, "dead:      %d changes given up on (atrium tracker status; atrium tracker retry)\n", r.Dead)
+	}
 	fmt.Fprintf(g.stdout, "pulled:    %d issues changed: %d tasks created, %d updated, %d comments\n", r.IssuesChanged, r.TasksCreated, r.TasksUpdated, r.CommentsPulled)
 	fmt.Fprintf(g.stdout, "conflicts: %d\n", r.Conflicts)
 	fmt.Fprintf(g.stdout, "calls:     %d (%d answered 304, free)\n", r.Calls, r.NotModified)

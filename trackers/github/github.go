@@ -138,6 +138,9 @@ func (c *Client) CreateIssue(ctx context.Context, f tasks.IssueFields) (tasks.Is
 	if f.Labels != nil {
 		r.Labels = *f.Labels
 	}
+	if f.Assignees != nil {
+		r.Assignees = *f.Assignees
+	}
 	i, _, err := c.c.Issues.Create(ctx, c.owner, c.repo, r)
 	if err != nil {
 		return tasks.Issue{}, wrap(err, "create issue")
@@ -152,6 +155,9 @@ func (c *Client) UpdateIssue(ctx context.Context, number int, f tasks.IssueField
 	r := gh.UpdateIssueRequest{Title: f.Title, Body: f.Body}
 	if f.Labels != nil {
 		r.Labels = append([]string{}, *f.Labels...)
+	}
+	if f.Assignees != nil {
+		r.Assignees = append([]string{}, *f.Assignees...)
 	}
 	if f.Closed != nil {
 		state := "open"
@@ -185,6 +191,39 @@ func (c *Client) Comments(ctx context.Context, number int) ([]tasks.IssueComment
 	}
 }
 
+func (c *Client) CommentsSince(ctx context.Context, since time.Time, etag string) ([]tasks.IssueComment, string, bool, error) {
+	sort, dir := "updated", "asc"
+	opt := &gh.IssueListCommentsOptions{Sort: &sort, Direction: &dir, ListOptions: gh.ListOptions{PerPage: 100}}
+	if !since.IsZero() {
+		opt.Since = &since
+	}
+	var out []tasks.IssueComment
+	first := ""
+	for {
+		pctx := ctx
+		if opt.ListOptions.Page == 0 && etag != "" {
+			pctx = context.WithValue(ctx, ifNoneMatch{}, etag)
+		}
+		cs, resp, err := c.c.Issues.ListComments(pctx, c.owner, c.repo, 0, opt) // 0: every issue's
+		if err != nil {
+			return nil, "", false, wrap(err, "list comments")
+		}
+		if opt.ListOptions.Page == 0 {
+			first = resp.Header.Get("ETag")
+			if resp.Header.Get(fromCache) != "" {
+				return nil, first, true, nil
+			}
+		}
+		for _, x := range cs {
+			out = append(out, comment(x))
+		}
+		if resp.NextPage == 0 {
+			return out, first, false, nil
+		}
+		opt.ListOptions.Page = resp.NextPage
+	}
+}
+
 // Own reports whether author posts as its own App; none is configured yet.
 func (c *Client) Own(author string) bool { return false }
 
@@ -214,15 +253,23 @@ func (c *Client) Budget() tasks.Budget { return c.t.budget() }
 
 func issue(i *gh.Issue) tasks.Issue {
 	out := tasks.Issue{Number: i.GetNumber(), Title: i.GetTitle(), Body: i.GetBody(), Closed: i.GetState() == "closed",
-		Author: i.GetUser().GetLogin(), UpdatedAt: i.GetUpdatedAt().Time, PullRequest: i.PullRequestLinks != nil, Labels: []string{}}
+		Author: i.GetUser().GetLogin(), UpdatedAt: i.GetUpdatedAt().Time, PullRequest: i.PullRequestLinks != nil, Labels: []string{}, Assignees: []string{}}
 	for _, l := range i.Labels {
 		out.Labels = append(out.Labels, l.GetName())
+	}
+	for _, u := range i.Assignees {
+		out.Assignees = append(out.Assignees, u.GetLogin())
 	}
 	return out
 }
 
 func comment(x *gh.IssueComment) tasks.IssueComment {
-	return tasks.IssueComment{ID: x.GetID(), Body: x.GetBody(), Author: x.GetUser().GetLogin(), CreatedAt: x.GetCreatedAt().Time}
+	out := tasks.IssueComment{ID: x.GetID(), Body: x.GetBody(), Author: x.GetUser().GetLogin(), CreatedAt: x.GetCreatedAt().Time, UpdatedAt: x.GetUpdatedAt().Time}
+	// The issue's number is only in its URL: …/issues/N.
+	if u := x.GetIssueURL(); u != "" {
+		out.Issue, _ = strconv.Atoi(u[strings.LastIndexByte(u, '/')+1:])
+	}
+	return out
 }
 
 // wrap gives go-github's errors Atrium's codes, and keeps no go-github type.
@@ -234,18 +281,25 @@ func wrap(err error, format string, args ...any) error {
 	var e *gh.ErrorResponse
 	if errors.As(err, &e) && e.Response != nil {
 		switch e.Response.StatusCode {
-		case http.StatusNotFound:
+		case http.StatusNotFound, http.StatusGone:
 			return atrium.Errorf(atrium.ENotFound, "github: %s: not found", what)
 		case http.StatusUnprocessableEntity:
 			return atrium.Errorf(atrium.EInvalid, "github: %s: %s", what, e.Message)
 		case http.StatusUnauthorized, http.StatusForbidden:
 			return atrium.Errorf(atrium.EPermission, "github: %s: %s", what, e.Message)
 		}
+		if e.Response.StatusCode >= 500 {
+			return fmt.Errorf("github: %s: %d %s: %w", what, e.Response.StatusCode, e.Message, tasks.ErrTrackerFailed)
+		}
 		return fmt.Errorf("github: %s: %d %s", what, e.Response.StatusCode, e.Message)
 	}
 	var rl *gh.RateLimitError
 	if errors.As(err, &rl) {
-		return fmt.Errorf("github: %s: rate limit exhausted until %s", what, rl.Rate.Reset.Time.Format(time.RFC3339))
+		return fmt.Errorf("github: %s: rate limit exhausted until %s: %w", what, rl.Rate.Reset.Time.Format(time.RFC3339), tasks.ErrRateLimited)
+	}
+	var abuse *gh.AbuseRateLimitError
+	if errors.As(err, &abuse) {
+		return fmt.Errorf("github: %s: secondary rate limit: %w", what, tasks.ErrRateLimited)
 	}
 	return fmt.Errorf("github: %s: %w", what, err)
 }

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -48,6 +49,68 @@ type Server struct {
 	hookURL, hookSecret string
 	deliveries          int
 	lastDelivery        delivery
+	// latency delays each answer (outside the lock: answers overlap as
+	// GitHub's do); failWrites answers the next writes with failCode.
+	latency    atomic.Int64
+	failWrites int
+	failCode   int
+	// Collaborators are who may be assigned (nil: anyone); others are
+	// dropped from an issue's assignees silently, as GitHub does.
+	Collaborators []string
+}
+
+// SetLatency delays every answer by d, as a distant GitHub would.
+func (s *Server) SetLatency(d time.Duration) { s.latency.Store(int64(d)) }
+
+// FailWrites answers the next n writes with HTTP status code (a 5xx: GitHub
+// failing; the adapter retries those itself).
+func (s *Server) FailWrites(n, code int) {
+	s.mu.Lock()
+	s.failWrites, s.failCode = n, code
+	s.mu.Unlock()
+}
+
+// DeleteIssue deletes issue n as a repository's admin would on github.com:
+// from then on it answers 410 Gone and no list shows it.
+func (s *Server) DeleteIssue(full string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, i := range s.repo(full).issues {
+		if i.Number == n {
+			i.Deleted = true
+		}
+	}
+	s.deliver("issues", "deleted", full, n)
+}
+
+// EditComment changes comment id's body as its author would on github.com.
+func (s *Server) EditComment(full string, id int64, body string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for n, cs := range s.repo(full).comments {
+		for _, c := range cs {
+			if c.ID == id {
+				c.Body, c.UpdatedAt = body, s.now()
+				s.deliver("issue_comment", "edited", full, n)
+			}
+		}
+	}
+}
+
+// DeleteComment deletes comment id as its author would on github.com.
+func (s *Server) DeleteComment(full string, id int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.repo(full)
+	for n, cs := range r.comments {
+		for k, c := range cs {
+			if c.ID == id {
+				r.comments[n] = append(cs[:k:k], cs[k+1:]...)
+				s.deliver("issue_comment", "deleted", full, n)
+				return
+			}
+		}
+	}
 }
 
 // delivery is one webhook delivery as sent.
@@ -76,12 +139,12 @@ func (s *Server) Redeliver() (int, error) {
 
 // deliver sends event about repo full (and issue n) to the hook, after the
 // change: s.mu is held, so it goes from a goroutine.
-func (s *Server) deliver(event, full string, n int) {
+func (s *Server) deliver(event, action, full string, n int) {
 	if s.hookURL == "" {
 		return
 	}
 	s.deliveries++
-	body, _ := json.Marshal(map[string]any{"action": "edited", "issue": map[string]any{"number": n},
+	body, _ := json.Marshal(map[string]any{"action": action, "issue": map[string]any{"number": n},
 		"repository": map[string]any{"full_name": full}, "sender": map[string]any{"login": "octo"}})
 	d := delivery{id: fmt.Sprintf("%08x-fake-%04d", time.Now().UnixNano()&0xffffffff, s.deliveries), event: event, body: body}
 	s.lastDelivery = d
@@ -122,9 +185,13 @@ type Issue struct {
 	Body      string
 	State     string
 	Labels    []string
+	Assignees []string
 	Login     string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// Deleted: an admin deleted it; GitHub answers 410 for it and lists it
+	// nowhere.
+	Deleted bool
 }
 
 // A Comment as the fake keeps it.
@@ -218,7 +285,7 @@ func (s *Server) FileIssue(full, login, title, body string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := s.newIssue(s.repo(full), login, title, body, nil).Number
-	s.deliver("issues", full, n)
+	s.deliver("issues", "opened", full, n)
 	return n
 }
 
@@ -228,7 +295,7 @@ func (s *Server) AddComment(full string, n int, login, body string) int64 {
 	defer s.mu.Unlock()
 	r := s.repo(full)
 	c := s.newComment(r, n, login, body)
-	s.deliver("issue_comment", full, n)
+	s.deliver("issue_comment", "created", full, n)
 	return c.ID
 }
 
@@ -242,7 +309,7 @@ func (s *Server) Edit(full string, n int, fn func(*Issue)) {
 			i.UpdatedAt = s.now()
 		}
 	}
-	s.deliver("issues", full, n)
+	s.deliver("issues", "edited", full, n)
 }
 
 func (s *Server) newIssue(r *repo, login, title, body string, labels []string) *Issue {
@@ -266,6 +333,9 @@ func (s *Server) newComment(r *repo, n int, login, body string) *Comment {
 }
 
 func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
+	if d := time.Duration(s.latency.Load()); d > 0 {
+		time.Sleep(d)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls++
@@ -284,6 +354,12 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 		s.fail(w, http.StatusForbidden, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.")
 		return
 	}
+	if req.Method != http.MethodGet && s.failWrites > 0 {
+		s.failWrites--
+		s.rate(h, true)
+		s.fail(w, s.failCode, "Server Error")
+		return
+	}
 	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
 	if len(parts) < 4 || parts[0] != "repos" || parts[3] != "issues" {
 		s.rate(h, true)
@@ -293,20 +369,24 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	r := s.repo(parts[1] + "/" + parts[2])
 	rest := parts[4:]
 	switch {
+	case len(rest) == 1 && rest[0] == "comments" && req.Method == http.MethodGet:
+		s.listRepoComments(w, req, r)
 	case len(rest) == 0 && req.Method == http.MethodGet:
 		s.listIssues(w, req, r)
 	case len(rest) == 0 && req.Method == http.MethodPost:
 		var in struct {
-			Title  string   `json:"title"`
-			Body   string   `json:"body"`
-			Labels []string `json:"labels"`
+			Title     string   `json:"title"`
+			Body      string   `json:"body"`
+			Labels    []string `json:"labels"`
+			Assignees []string `json:"assignees"`
 		}
-		if json.NewDecoder(req.Body).Decode(&in) != nil || strings.TrimSpace(in.Title) == "" {
+		if json.NewDecoder(req.Body).Decode(&in) != nil || strings.TrimSpace(in.Title) == "" || len(in.Title) > 256 || len(in.Body) > maxBody {
 			s.rate(h, true)
 			s.fail(w, http.StatusUnprocessableEntity, "Validation Failed")
 			return
 		}
 		i := s.newIssue(r, s.Login, in.Title, in.Body, in.Labels)
+		i.Assignees = s.assignable(in.Assignees)
 		s.created("issue", i.Number)
 		s.rate(h, true)
 		s.write(w, http.StatusCreated, s.issueJSON(req, i))
@@ -323,6 +403,11 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 			s.fail(w, http.StatusNotFound, "Not Found")
 			return
 		}
+		if i.Deleted {
+			s.rate(h, true)
+			s.fail(w, http.StatusGone, "This issue was deleted")
+			return
+		}
 		s.issue(w, req, r, i, rest[1:])
 	}
 }
@@ -334,12 +419,14 @@ func (s *Server) issue(w http.ResponseWriter, req *http.Request, r *repo, i *Iss
 		s.conditional(w, req, s.issueJSON(req, i), nil)
 	case len(rest) == 0 && req.Method == http.MethodPatch:
 		var in struct {
-			Title  *string   `json:"title"`
-			Body   *string   `json:"body"`
-			State  *string   `json:"state"`
-			Labels *[]string `json:"labels"`
+			Title     *string   `json:"title"`
+			Body      *string   `json:"body"`
+			State     *string   `json:"state"`
+			Labels    *[]string `json:"labels"`
+			Assignees *[]string `json:"assignees"`
 		}
-		if json.NewDecoder(req.Body).Decode(&in) != nil || in.Title != nil && strings.TrimSpace(*in.Title) == "" ||
+		if json.NewDecoder(req.Body).Decode(&in) != nil || in.Title != nil && (strings.TrimSpace(*in.Title) == "" || len(*in.Title) > 256) ||
+			in.Body != nil && len(*in.Body) > maxBody ||
 			in.State != nil && *in.State != "open" && *in.State != "closed" {
 			s.rate(h, true)
 			s.fail(w, http.StatusUnprocessableEntity, "Validation Failed")
@@ -357,6 +444,9 @@ func (s *Server) issue(w http.ResponseWriter, req *http.Request, r *repo, i *Iss
 		if in.Labels != nil {
 			i.Labels = append([]string{}, *in.Labels...)
 		}
+		if in.Assignees != nil {
+			i.Assignees = s.assignable(*in.Assignees)
+		}
 		i.UpdatedAt = s.now()
 		s.rate(h, true)
 		s.write(w, http.StatusOK, s.issueJSON(req, i))
@@ -370,7 +460,7 @@ func (s *Server) issue(w http.ResponseWriter, req *http.Request, r *repo, i *Iss
 		var in struct {
 			Body string `json:"body"`
 		}
-		if json.NewDecoder(req.Body).Decode(&in) != nil || in.Body == "" {
+		if json.NewDecoder(req.Body).Decode(&in) != nil || in.Body == "" || len(in.Body) > maxBody {
 			s.rate(h, true)
 			s.fail(w, http.StatusUnprocessableEntity, "Validation Failed")
 			return
@@ -443,7 +533,7 @@ func (s *Server) listIssues(w http.ResponseWriter, req *http.Request, r *repo) {
 	}
 	var sel []*Issue
 	for _, i := range r.issues {
-		if (state == "all" || i.State == state) && !i.UpdatedAt.Before(since) {
+		if !i.Deleted && (state == "all" || i.State == state) && !i.UpdatedAt.Before(since) {
 			sel = append(sel, i)
 		}
 	}
@@ -554,7 +644,7 @@ func (s *Server) issueJSON(req *http.Request, i *Issue) map[string]any {
 		"html_url": fmt.Sprintf("https://github.com/%s/issues/%d", full, i.Number),
 		"title":    i.Title, "body": i.Body, "state": i.State, "locked": false,
 		"user":   map[string]any{"login": i.Login, "id": 1, "type": "User"},
-		"labels": labelsJSON(req, i.Labels), "assignees": []any{}, "comments": 0,
+		"labels": labelsJSON(req, i.Labels), "assignees": users(i.Assignees), "assignee": first(users(i.Assignees)), "comments": 0,
 		"created_at": i.CreatedAt.Format(time.RFC3339), "updated_at": i.UpdatedAt.Format(time.RFC3339), "closed_at": closedAt,
 		"author_association": "OWNER",
 	}
@@ -565,7 +655,7 @@ func (s *Server) commentJSON(req *http.Request, n int, c *Comment) map[string]an
 		"id": c.ID, "node_id": fmt.Sprintf("IC_%d", c.ID), "body": c.Body,
 		"user":       map[string]any{"login": c.Login, "id": 2, "type": "User"},
 		"created_at": c.CreatedAt.Format(time.RFC3339), "updated_at": c.UpdatedAt.Format(time.RFC3339),
-		"issue_url":          fmt.Sprintf("%s%s", base(req), strings.TrimSuffix(req.URL.Path, "/comments")),
+		"issue_url":          fmt.Sprintf("%s/repos/%s/issues/%d", base(req), strings.Join(strings.Split(strings.Trim(req.URL.Path, "/"), "/")[1:3], "/"), n),
 		"author_association": "OWNER",
 	}
 }
@@ -585,4 +675,77 @@ func contains(ls []string, l string) bool {
 		}
 	}
 	return false
+}
+
+// maxBody is GitHub's limit on an issue's or a comment's body.
+const maxBody = 65536
+
+func (s *Server) assignable(logins []string) []string {
+	out := []string{}
+	for _, l := range logins {
+		if s.Collaborators == nil || contains(s.Collaborators, l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func users(logins []string) []any {
+	out := []any{}
+	for _, l := range logins {
+		out = append(out, map[string]any{"login": l, "id": 3, "type": "User"})
+	}
+	return out
+}
+
+func first(xs []any) any {
+	if len(xs) == 0 {
+		return nil
+	}
+	return xs[0]
+}
+
+// listRepoComments is GET /repos/{o}/{r}/issues/comments: every issue's
+// comments, by creation or (sort=updated) last change, since a time.
+func (s *Server) listRepoComments(w http.ResponseWriter, req *http.Request, r *repo) {
+	q := req.URL.Query()
+	var since time.Time
+	if v := q.Get("since"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			s.rate(w.Header(), true)
+			s.fail(w, http.StatusUnprocessableEntity, "Validation Failed")
+			return
+		}
+		since = t
+	}
+	type numbered struct {
+		n int
+		c *Comment
+	}
+	var sel []numbered
+	for _, i := range r.issues {
+		for _, c := range r.comments[i.Number] {
+			if !i.Deleted && !c.UpdatedAt.Before(since) {
+				sel = append(sel, numbered{i.Number, c})
+			}
+		}
+	}
+	key := func(c *Comment) time.Time { return c.CreatedAt }
+	if q.Get("sort") == "updated" {
+		key = func(c *Comment) time.Time { return c.UpdatedAt }
+	}
+	asc := q.Get("direction") != "desc"
+	sort.SliceStable(sel, func(a, b int) bool {
+		ka, kb := key(sel[a].c), key(sel[b].c)
+		if ka.Equal(kb) {
+			return (sel[a].c.ID < sel[b].c.ID) == asc
+		}
+		return ka.Before(kb) == asc
+	})
+	var all []any
+	for _, x := range sel {
+		all = append(all, s.commentJSON(req, x.n, x.c))
+	}
+	s.conditional(w, req, nil, all)
 }
