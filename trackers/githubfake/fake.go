@@ -48,6 +48,7 @@ type Server struct {
 	hookURL, hookSecret string
 	deliveries          int
 	lastDelivery        delivery
+	apps                appState // app.go
 }
 
 // delivery is one webhook delivery as sent.
@@ -273,7 +274,10 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("X-GitHub-Media-Type", "github.v3; format=json")
-	if s.Token != "" && req.Header.Get("Authorization") != "Bearer "+s.Token && req.Header.Get("Authorization") != "token "+s.Token {
+	if s.serveApp(w, req) {
+		return
+	}
+	if !s.authorized(req) {
 		s.fail(w, http.StatusUnauthorized, "Bad credentials")
 		return
 	}
@@ -306,7 +310,7 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 			s.fail(w, http.StatusUnprocessableEntity, "Validation Failed")
 			return
 		}
-		i := s.newIssue(r, s.Login, in.Title, in.Body, in.Labels)
+		i := s.newIssue(r, s.login(req), in.Title, in.Body, in.Labels)
 		s.created("issue", i.Number)
 		s.rate(h, true)
 		s.write(w, http.StatusCreated, s.issueJSON(req, i))
@@ -375,7 +379,7 @@ func (s *Server) issue(w http.ResponseWriter, req *http.Request, r *repo, i *Iss
 			s.fail(w, http.StatusUnprocessableEntity, "Validation Failed")
 			return
 		}
-		c := s.newComment(r, i.Number, s.Login, in.Body)
+		c := s.newComment(r, i.Number, s.login(req), in.Body)
 		s.created("comment", i.Number)
 		s.rate(h, true)
 		s.write(w, http.StatusCreated, s.commentJSON(req, i.Number, c))
