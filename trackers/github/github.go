@@ -90,6 +90,9 @@ func New(cfg Config) (*Client, error) {
 	// the base transport.
 	ident := func(token string, app *App) (identity, error) {
 		next := rt
+		if app != nil && (app.ID <= 0 || app.Key == nil) {
+			return identity{}, atrium.Errorf(atrium.EInvalid, "a GitHub App needs its ID and its private key")
+		}
 		if app != nil {
 			next = newInstallation(*app, rt, base, cfg.Owner, cfg.Repo)
 		}
