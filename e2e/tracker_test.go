@@ -2,9 +2,14 @@ package e2e
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -391,4 +396,125 @@ func eventLog(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// TestTrackerAgentsPostAsTheirOwnApps: the link is a GitHub App (no
+// GITHUB_TOKEN), dede has its own App and baron has none. dede's question
+// is posted by dede's App's bot, 002's typed text without the attribution
+// line; baron's comment by the link's App's bot, naming baron. A key file
+// that is missing or garbled stops the sync with an error naming its
+// variable, and no output ever shows a key.
+func TestTrackerAgentsPostAsTheirOwnApps(t *testing.T) {
+	fake := githubfake.Start()
+	defer fake.Close()
+	fake.Token = "not-for-apps"    // only the Apps' installation tokens get in
+	fake.TokenTTL(2 * time.Second) // tokens expire between the runs
+	keys := t.TempDir()
+	writeKey := func(name string) (string, *rsa.PrivateKey, string) {
+		k, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})
+		p := filepath.Join(keys, name)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p, k, strings.Split(string(b), "\n")[3] // a line of the key's body
+	}
+	linkPath, linkKey, linkLine := writeKey("link.pem")
+	dedePath, dedeKey, dedeLine := writeKey("dede.pem")
+	fake.AddApp(101, "atrium-acme", &linkKey.PublicKey) // its installation is looked up
+	dedeInst := fake.AddApp(202, "dede-app", &dedeKey.PublicKey)
+	proxies := []string{"HTTPS_PROXY=http://127.0.0.1:9", "HTTP_PROXY=http://127.0.0.1:9", "NO_PROXY=", "no_proxy="}
+	apps := append([]string{
+		"ATRIUM_GITHUB_APP_ID=101", "ATRIUM_GITHUB_APP_PRIVATE_KEY_PATH=" + linkPath,
+		"ATRIUM_AGENT_DEDE_GITHUB_APP_ID=202", "ATRIUM_AGENT_DEDE_GITHUB_APP_PRIVATE_KEY_PATH=" + dedePath,
+		fmt.Sprintf("ATRIUM_AGENT_DEDE_GITHUB_APP_INSTALLATION_ID=%d", dedeInst),
+	}, proxies...)
+	as := func(agent string, env []string) []string { return append([]string{"ATRIUM_AGENT=" + agent}, env...) }
+	var outputs strings.Builder
+	data := t.TempDir()
+	run := func(env []string, args ...string) (string, int) {
+		t.Helper()
+		out, errOut, code := runAtrium(t, env, append([]string{"--data-dir", data}, args...)...)
+		outputs.WriteString(out + errOut)
+		return out + errOut, code
+	}
+	must := func(env []string, args ...string) string {
+		t.Helper()
+		out, code := run(env, args...)
+		if code != 0 {
+			t.Fatalf("atrium %v: exit %d\n%s", args, code, out)
+		}
+		return out
+	}
+	const repo = "acme/apps"
+	must(as("dede", apps), "tracker", "link", "github", repo, "--api-url", fake.URL)
+	must(as("dede", apps), "call", "task_create", "title=Auth service")
+	must(as("baron", apps), "call", "task_post_comment", "issue_number=1", "comment=Spec is in .plans/1/specs")
+	must(as("dede", apps), "call", "task_ask_question", "issue_number=1", "target=baron", "question=REST or GraphQL?")
+	must(as("baron", apps), "call", "task_post_comment", "issue_number=1", "comment=GraphQL, like the BFF")
+	sync := func() (r struct {
+		Pushed int `json:"comments_pushed"`
+		Pulled int `json:"comments_pulled"`
+	}) {
+		t.Helper()
+		out := must(as("dede", apps), "tracker", "sync", "--json")
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("sync report %q: %v", out, err)
+		}
+		return r
+	}
+	if r := sync(); r.Pushed != 3 {
+		t.Fatalf("sync pushed %d comments, want 3", r.Pushed)
+	}
+	if is := fake.Issues(repo); len(is) != 1 || is[0].Login != "atrium-acme[bot]" {
+		t.Fatalf("issues: %+v, want one made by the link's App", is)
+	}
+	cs := fake.Comments(repo, 1)
+	if len(cs) != 3 {
+		t.Fatalf("%d comments, want 3: %+v", len(cs), cs)
+	}
+	q := cs[1]
+	if q.Login != "dede-app[bot]" || strings.Contains(q.Body, "**@dede**") || !strings.HasPrefix(q.Body, "❓ @baron Question: REST or GraphQL?") || !strings.Contains(q.Body, "<!-- atrium:comment:") {
+		t.Errorf("dede's question, by %s:\n%s\nwant it by dede-app[bot], typed, unattributed, with its marker", q.Login, q.Body)
+	}
+	for _, c := range []githubfake.Comment{cs[0], cs[2]} {
+		if c.Login != "atrium-acme[bot]" || !strings.HasPrefix(c.Body, "**@baron** (") || !strings.Contains(c.Body, "<!-- atrium:comment:") {
+			t.Errorf("baron's comment, by %s:\n%s\nwant it by the link's App, naming baron, with its marker", c.Login, c.Body)
+		}
+	}
+	// Past the tokens' life, the next sync mints new ones and pushes on;
+	// what it pulls back is its own, and nothing comes in twice.
+	mints := fake.Mints()
+	time.Sleep(2100 * time.Millisecond)
+	must(as("dede", apps), "call", "task_update_status", "issue_number=1", "status=writing the plan")
+	if r := sync(); r.Pushed != 1 || r.Pulled != 0 {
+		t.Errorf("second sync: %+v, want 1 comment pushed and none pulled", r)
+	}
+	if fake.Mints() <= mints {
+		t.Errorf("no token minted after they expired (%d)", fake.Mints())
+	}
+	if cs := fake.Comments(repo, 1); len(cs) != 4 || cs[3].Login != "dede-app[bot]" || !strings.HasPrefix(cs[3].Body, "📍 Status: writing the plan") {
+		t.Errorf("after the second sync: %+v", cs)
+	}
+
+	// A key that is not there, or not a key: the sync stops, naming the
+	// variable and the path.
+	garbled := filepath.Join(keys, "garbled.pem")
+	os.WriteFile(garbled, []byte("-----BEGIN RSA PRIVATE KEY-----\n"+dedeLine+"\n-----END RSA PRIVATE KEY-----\n"), 0o600)
+	for _, bad := range []string{filepath.Join(keys, "missing.pem"), garbled} {
+		env := as("dede", append([]string{"ATRIUM_GITHUB_APP_ID=101", "ATRIUM_GITHUB_APP_PRIVATE_KEY_PATH=" + linkPath,
+			"ATRIUM_AGENT_DEDE_GITHUB_APP_ID=202", "ATRIUM_AGENT_DEDE_GITHUB_APP_PRIVATE_KEY_PATH=" + bad}, proxies...))
+		out, code := run(env, "tracker", "sync")
+		if code == 0 || !strings.Contains(out, "ATRIUM_AGENT_DEDE_GITHUB_APP_PRIVATE_KEY_PATH") || !strings.Contains(out, filepath.Base(bad)) {
+			t.Errorf("sync with the key %s: exit %d\n%s\nwant a failure naming the variable and the path", bad, code, out)
+		}
+	}
+	for _, line := range []string{linkLine, dedeLine} {
+		if strings.Contains(outputs.String(), line) {
+			t.Errorf("a key's content is in Atrium's output:\n%s", outputs.String())
+		}
+	}
 }

@@ -20,7 +20,8 @@ import (
 )
 
 // newTrackerCmd mirrors a workspace's tasks to an outside tracker. The
-// token comes from GITHUB_TOKEN, never from a command line.
+// credentials come from the environment (newTracker), never from a
+// command line.
 func newTrackerCmd(g *globals) *cobra.Command {
 	root := &cobra.Command{Use: "tracker", Short: "Mirror this workspace's tasks to GitHub Issues (link, status, sync)"}
 	var apiURL string
@@ -168,13 +169,25 @@ func lastSync(t time.Time) string {
 	return t.Format(time.RFC3339)
 }
 
-// newTracker is the adapter of a link, with the token from the environment.
+// newTracker is the adapter of a link, with its credentials from the
+// environment: the link's App (ATRIUM_GITHUB_APP_*) or else GITHUB_TOKEN,
+// and the agents' own Apps (ATRIUM_AGENT_<HANDLE>_GITHUB_APP_*,
+// ATRIUM_GITHUB_APPS). A shell's GITHUB_TOKEN, often there for other tools,
+// does not stop an App from being the link's identity.
 func newTracker(l tasks.TrackerLink) (tasks.Tracker, error) {
 	owner, repo, err := github.ParseRepo(l.Repo)
 	if err != nil {
 		return nil, err
 	}
-	return github.New(github.Config{Owner: owner, Repo: repo, APIURL: l.APIURL, Token: os.Getenv("GITHUB_TOKEN")})
+	app, agents, err := github.AppsFromEnv(os.Environ())
+	if err != nil {
+		return nil, err
+	}
+	cfg := github.Config{Owner: owner, Repo: repo, APIURL: l.APIURL, App: app, Apps: agents}
+	if app == nil {
+		cfg.Token = os.Getenv("GITHUB_TOKEN")
+	}
+	return github.New(cfg)
 }
 
 // deadHere reports whether holder (a replicaName) is a process of this host

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bradleyfalzon/ghinstallation/v2"
 	gh "github.com/google/go-github/v93/github"
 
 	"github.com/atrium-hq/atrium"
@@ -32,8 +33,14 @@ type Config struct {
 	// APIURL is the REST root: empty for github.com; GitHub Enterprise
 	// Server's https://HOST/api/v3/; a test's fake.
 	APIURL string
-	// Token authenticates (GITHUB_TOKEN); never taken from a command line.
+	// Token authenticates the link (GITHUB_TOKEN); never taken from a
+	// command line. App instead authenticates it as a GitHub App's
+	// installation; one of them, not both.
 	Token string
+	App   *App
+	// Apps are the agents' own GitHub Apps, by EnvHandle: an agent with
+	// one posts its comments as its App's bot.
+	Apps map[string]App
 	// Transport carries the requests; nil: http.DefaultTransport.
 	Transport http.RoundTripper
 	// MaxRetries is how often a 5xx or a secondary rate limit is retried
@@ -47,6 +54,14 @@ type Client struct {
 	c           *gh.Client
 	owner, repo string
 	t           *transport
+	// agents are the clients of the agents' Apps, by EnvHandle; each has
+	// its own transport, so its own ETags and its own token.
+	agents map[string]identity
+}
+
+type identity struct {
+	c *gh.Client
+	t *transport
 }
 
 var _ tasks.Tracker = (*Client)(nil)
@@ -63,22 +78,48 @@ func New(cfg Config) (*Client, error) {
 	if !strings.HasSuffix(base, "/") {
 		base += "/"
 	}
-	next := cfg.Transport
-	if next == nil {
-		next = http.DefaultTransport
+	if cfg.Token != "" && cfg.App != nil {
+		return nil, atrium.Errorf(atrium.EInvalid, "the link authenticates with a token or a GitHub App, not both")
 	}
-	t := &transport{next: next, token: cfg.Token, etags: map[string]cached{}, retries: cfg.MaxRetries, maxWait: cfg.MaxWait}
-	if t.retries == 0 {
-		t.retries = 3
+	rt := cfg.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
 	}
-	if t.maxWait == 0 {
-		t.maxWait = time.Minute
+	// Each identity's chain: our transport (budget, ETags, retries) over
+	// its authentication (a token, or an App's installation token) over
+	// the base transport.
+	ident := func(token string, app *App) (identity, error) {
+		next := rt
+		if app != nil && (app.ID <= 0 || app.Key == nil) {
+			return identity{}, atrium.Errorf(atrium.EInvalid, "a GitHub App needs its ID and its private key")
+		}
+		if app != nil {
+			next = newInstallation(*app, rt, base, cfg.Owner, cfg.Repo)
+		}
+		t := &transport{next: next, token: token, etags: map[string]cached{}, retries: cfg.MaxRetries, maxWait: cfg.MaxWait}
+		if t.retries == 0 {
+			t.retries = 3
+		}
+		if t.maxWait == 0 {
+			t.maxWait = time.Minute
+		}
+		c, err := gh.NewClient(gh.WithHTTPClient(&http.Client{Transport: t, Timeout: 30 * time.Second}), gh.WithURLs(&base, &base), gh.WithUserAgent("atrium/"+atrium.Version))
+		if err != nil {
+			return identity{}, atrium.Errorf(atrium.EInvalid, "api url %q: %v", base, err)
+		}
+		return identity{c: c, t: t}, nil
 	}
-	c, err := gh.NewClient(gh.WithHTTPClient(&http.Client{Transport: t, Timeout: 30 * time.Second}), gh.WithURLs(&base, &base), gh.WithUserAgent("atrium/"+atrium.Version))
+	link, err := ident(cfg.Token, cfg.App)
 	if err != nil {
-		return nil, atrium.Errorf(atrium.EInvalid, "api url %q: %v", base, err)
+		return nil, err
 	}
-	return &Client{c: c, owner: cfg.Owner, repo: cfg.Repo, t: t}, nil
+	out := &Client{c: link.c, owner: cfg.Owner, repo: cfg.Repo, t: link.t, agents: map[string]identity{}}
+	for h, a := range cfg.Apps {
+		if out.agents[EnvHandle(h)], err = ident("", &a); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // ParseRepo splits OWNER/REPO.
@@ -224,11 +265,19 @@ func (c *Client) CommentsSince(ctx context.Context, since time.Time, etag string
 	}
 }
 
-// Own reports whether author posts as its own App; none is configured yet.
-func (c *Client) Own(author string) bool { return false }
+// Own reports whether author posts as its own App.
+func (c *Client) Own(author string) bool {
+	_, ok := c.agents[EnvHandle(author)]
+	return ok
+}
 
+// PostComment posts as author's App when it has one, else as the link.
 func (c *Client) PostComment(ctx context.Context, number int, author, body string) (tasks.IssueComment, error) {
-	x, _, err := c.c.Issues.CreateComment(ctx, c.owner, c.repo, number, gh.IssueCommentRequest{Body: body})
+	gc := c.c
+	if a, ok := c.agents[EnvHandle(author)]; ok {
+		gc = a.c
+	}
+	x, _, err := gc.Issues.CreateComment(ctx, c.owner, c.repo, number, gh.IssueCommentRequest{Body: body})
 	if err != nil {
 		return tasks.IssueComment{}, wrap(err, "comment on issue %d", number)
 	}
@@ -249,7 +298,18 @@ func (c *Client) RemoveLabel(ctx context.Context, number int, label string) erro
 	return wrap(err, "unlabel issue %d", number)
 }
 
-func (c *Client) Budget() tasks.Budget { return c.t.budget() }
+// Budget is the link's rate budget (each App's installation has its own;
+// the link's makes nearly all the calls), with the calls of every
+// identity.
+func (c *Client) Budget() tasks.Budget {
+	b := c.t.budget()
+	for _, a := range c.agents {
+		ab := a.t.budget()
+		b.Calls += ab.Calls
+		b.NotModified += ab.NotModified
+	}
+	return b
+}
 
 func issue(i *gh.Issue) tasks.Issue {
 	out := tasks.Issue{Number: i.GetNumber(), Title: i.GetTitle(), Body: i.GetBody(), Closed: i.GetState() == "closed",
@@ -292,6 +352,10 @@ func wrap(err error, format string, args ...any) error {
 			return fmt.Errorf("github: %s: %d %s: %w", what, e.Response.StatusCode, e.Message, tasks.ErrTrackerFailed)
 		}
 		return fmt.Errorf("github: %s: %d %s", what, e.Response.StatusCode, e.Message)
+	}
+	var he *ghinstallation.HTTPError
+	if errors.As(err, &he) && he.Response != nil && (he.Response.StatusCode == http.StatusUnauthorized || he.Response.StatusCode == http.StatusNotFound) {
+		return atrium.Errorf(atrium.EPermission, "github: %s: GitHub refused the App's credentials for installation %d (%s)", what, he.InstallationID, he.Response.Status)
 	}
 	var rl *gh.RateLimitError
 	if errors.As(err, &rl) {

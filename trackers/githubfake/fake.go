@@ -57,6 +57,7 @@ type Server struct {
 	// Collaborators are who may be assigned (nil: anyone); others are
 	// dropped from an issue's assignees silently, as GitHub does.
 	Collaborators []string
+	apps          appState // app.go
 }
 
 // SetLatency delays every answer by d, as a distant GitHub would.
@@ -343,7 +344,10 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("X-GitHub-Media-Type", "github.v3; format=json")
-	if s.Token != "" && req.Header.Get("Authorization") != "Bearer "+s.Token && req.Header.Get("Authorization") != "token "+s.Token {
+	if s.serveApp(w, req) {
+		return
+	}
+	if !s.authorized(req) {
 		s.fail(w, http.StatusUnauthorized, "Bad credentials")
 		return
 	}
@@ -385,7 +389,7 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 			s.fail(w, http.StatusUnprocessableEntity, "Validation Failed")
 			return
 		}
-		i := s.newIssue(r, s.Login, in.Title, in.Body, in.Labels)
+		i := s.newIssue(r, s.login(req), in.Title, in.Body, in.Labels)
 		i.Assignees = s.assignable(in.Assignees)
 		s.created("issue", i.Number)
 		s.rate(h, true)
@@ -465,7 +469,7 @@ func (s *Server) issue(w http.ResponseWriter, req *http.Request, r *repo, i *Iss
 			s.fail(w, http.StatusUnprocessableEntity, "Validation Failed")
 			return
 		}
-		c := s.newComment(r, i.Number, s.Login, in.Body)
+		c := s.newComment(r, i.Number, s.login(req), in.Body)
 		s.created("comment", i.Number)
 		s.rate(h, true)
 		s.write(w, http.StatusCreated, s.commentJSON(req, i.Number, c))
