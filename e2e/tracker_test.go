@@ -12,12 +12,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/atrium-hq/atrium/store"
+	"github.com/atrium-hq/atrium/store/storetest"
 	"github.com/atrium-hq/atrium/trackers/githubfake"
 )
 
@@ -69,7 +72,7 @@ func trackerSync(t *testing.T, dir string) syncReport {
 
 // TestTrackerMirrorsTasksToGitHub: 002's flow mirrored comment by comment,
 // a sync killed (SIGKILL) between GitHub's create and the outbox's record,
-// three rounds, leaves no duplicate and no gap; a comment made on GitHub
+// ten rounds, leaves no duplicate and no gap; a comment made on GitHub
 // comes in once; an unchanged repository costs no budget; an issue filed on
 // GitHub becomes a task.
 func TestTrackerMirrorsTasksToGitHub(t *testing.T) {
@@ -85,10 +88,13 @@ func TestTrackerMirrorsTasksToGitHub(t *testing.T) {
 	trackerCLI(t, dir, "call", "task_ask_question", "issue_number=1", "target=dede", "question=Which provider?")
 	trackerCLI(t, dir, "call", "task_post_comment", "issue_number=1", "comment=Draft plan is up")
 	trackerCLI(t, dir, "call", "task_create", "title=Second task")
+	for k := range 6 {
+		trackerCLI(t, dir, "call", "task_post_comment", "issue_number=2", fmt.Sprintf("comment=step %d", k))
+	}
 
-	// Three syncs, each killed with SIGKILL right after GitHub made
+	// Ten syncs, each killed with SIGKILL right after GitHub made
 	// something and before it answered: the outbox never learns of it.
-	for round := range 3 {
+	for round := range 10 {
 		cmd := exec.Command(binary, "--data-dir", dir, "tracker", "sync")
 		cmd.Env = append(cleanEnv(), trackerEnv()...)
 		var outb syncBuffer
@@ -126,6 +132,13 @@ func TestTrackerMirrorsTasksToGitHub(t *testing.T) {
 	}
 	if !strings.Contains(issues[0].Body, "<!-- atrium:task:") || issues[0].Title != "Add user authentication" {
 		t.Errorf("issue 1: %+v", issues[0])
+	}
+	var steps []string
+	for _, c := range fake.Comments(repo, 2) {
+		steps = append(steps, regexp.MustCompile(`step \d`).FindString(c.Body))
+	}
+	if want := []string{"step 0", "step 1", "step 2", "step 3", "step 4", "step 5"}; !slices.Equal(steps, want) {
+		t.Errorf("issue 2's comments after the crashes: %q, want %q: each once, in order", steps, want)
 	}
 	cs := fake.Comments(repo, 1)
 	want := []string{"📍 Status: reading the spec", "❓ @dede Question: Which provider?", "Draft plan is up"}
@@ -245,6 +258,44 @@ func TestTrackerWebhooks(t *testing.T) {
 	res, err := http.Post(srv.URL+"/hooks/github", "application/json", strings.NewReader(`{"repository":{"full_name":"acme/hooks"}}`))
 	if err != nil || res.StatusCode != http.StatusUnauthorized {
 		t.Errorf("an unsigned delivery: %v %v", res, err)
+	}
+
+	// A change made in Atrium by another process reaches GitHub at once,
+	// with the poll an hour away and no webhook to wake it.
+	fake.Hook(srv.URL+"/hooks/github", "s3cret")
+	if _, errOut, code := srv.cli(t, trackerEnv(), "call", "task_post_comment", "issue_number=1", "comment=seen from Atrium"); code != 0 {
+		t.Fatalf("comment: %s", errOut)
+	}
+	var theirs int64
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		cs := fake.Comments(repo, 1)
+		if len(cs) > 0 && strings.Contains(cs[len(cs)-1].Body, "seen from Atrium") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a comment made in Atrium did not reach GitHub: %+v\n%s", cs, srv.stderr)
+		}
+	}
+	// A comment written on GitHub, then deleted there: the delivery names
+	// its issue, whose comments are read whole, and the copy is marked.
+	theirs = fake.AddComment(repo, 1, "octo", "a comment soon deleted")
+	comments := func() string {
+		out, errOut, code := srv.cli(t, trackerEnv(), "call", "task_get_comments", "issue_number=1")
+		if code != 0 {
+			t.Fatalf("task_get_comments: %s", errOut)
+		}
+		return out
+	}
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(comments(), "a comment soon deleted"); time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the GitHub comment did not come in\n%s", srv.stderr)
+		}
+	}
+	fake.DeleteComment(repo, theirs)
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(comments(), "deleted_at"); time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the comment deleted on GitHub is not marked deleted:\n%s\n%s", comments(), srv.stderr)
+		}
 	}
 }
 
@@ -516,5 +567,111 @@ func TestTrackerAgentsPostAsTheirOwnApps(t *testing.T) {
 		if strings.Contains(outputs.String(), line) {
 			t.Errorf("a key's content is in Atrium's output:\n%s", outputs.String())
 		}
+	}
+}
+
+// TestTrackerTwoReplicasOnPostgres: two servers on one PostgreSQL database,
+// both running the mirror, while several processes write tasks and
+// comments and one replica is killed with kill -9 and started again: every
+// task has one issue and every comment one twin on GitHub, nothing twice
+// and nothing missing. A second workspace, linked to another repository,
+// never sees the first's tasks, nor it the second's.
+func TestTrackerTwoReplicasOnPostgres(t *testing.T) {
+	dsn := storetest.PostgresDSN(t)
+	fake := githubfake.Start()
+	defer fake.Close()
+	fake.Token = "tok"
+	fake.SetLatency(20 * time.Millisecond) // calls overlap writes, as GitHub's would
+	env := append(trackerEnv(), "ATRIUM_TRACKER_INTERVAL=1s")
+	r1 := startServeEnv(t, env, dsn)
+	r2 := startServeEnv(t, env, dsn)
+	cli := func(srv *server, extra []string, args ...string) string {
+		t.Helper()
+		out, errOut, code := srv.cli(t, append(trackerEnv(), extra...), args...)
+		if code != 0 {
+			t.Fatalf("atrium %v: exit %d\n%s%s", args, code, out, errOut)
+		}
+		return out
+	}
+	cli(r1, nil, "tracker", "link", "github", "acme/app", "--api-url", fake.URL)
+	cli(r1, nil, "workspace", "create", "ops")
+	ops := []string{"ATRIUM_WORKSPACE=ops"}
+	cli(r1, ops, "tracker", "link", "github", "acme/ops", "--api-url", fake.URL)
+	cli(r2, ops, "call", "task_create", "title=An ops task")
+
+	const writers, each = 3, 3
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			srv := []*server{r1, r2}[w%2]
+			for k := range each {
+				out := cli(srv, []string{fmt.Sprintf("ATRIUM_AGENT=writer%d", w)}, "call", "task_create", fmt.Sprintf("title=Task %d.%d", w, k))
+				n := regexp.MustCompile(`"number": (\d+)`).FindStringSubmatch(out)
+				if n == nil {
+					t.Errorf("task_create said %s", out)
+					return
+				}
+				for c := range 2 {
+					cli(srv, []string{fmt.Sprintf("ATRIUM_AGENT=writer%d", w)}, "call", "task_post_comment", "issue_number="+n[1], fmt.Sprintf("comment=comment %d of %d.%d", c, w, k))
+				}
+			}
+		})
+	}
+	time.Sleep(time.Second)
+	r2.kill(t) // mid-run: its claim, if it held one, dies with it
+	wg.Wait()
+	r2.restart(t)
+
+	const tasks, comments = writers * each, writers * each * 2
+	var is []githubfake.Issue
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		is = fake.Issues("acme/app")
+		n := 0
+		for _, i := range is {
+			n += len(fake.Comments("acme/app", i.Number))
+		}
+		if len(is) >= tasks && n >= comments {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after a minute GitHub has %d issues and %d comments, want %d and %d\nr1:\n%s\nr2:\n%s", len(is), n, tasks, comments, r1.stderr, r2.stderr)
+		}
+	}
+	time.Sleep(2 * time.Second) // both replicas sync a few more times: nothing more may come
+	is = fake.Issues("acme/app")
+	seen := map[string]int{}
+	for _, i := range is {
+		for _, m := range regexp.MustCompile(`atrium:task:\d+`).FindAllString(i.Body, -1) {
+			seen[m]++
+		}
+		for _, c := range fake.Comments("acme/app", i.Number) {
+			for _, m := range regexp.MustCompile(`atrium:comment:\d+`).FindAllString(c.Body, -1) {
+				seen[m]++
+			}
+		}
+		if strings.Contains(i.Title, "ops") {
+			t.Errorf("the ops workspace's task is in acme/app: %+v", i)
+		}
+	}
+	tasksSeen, commentsSeen := 0, 0
+	for m, n := range seen {
+		if n != 1 {
+			t.Errorf("%s is on GitHub %d times", m, n)
+		}
+		if strings.HasPrefix(m, "atrium:task:") {
+			tasksSeen++
+		} else {
+			commentsSeen++
+		}
+	}
+	if len(is) != tasks || tasksSeen != tasks || commentsSeen != comments {
+		t.Errorf("GitHub has %d issues (%d marked) and %d comments, want %d and %d", len(is), tasksSeen, commentsSeen, tasks, comments)
+	}
+	if o := fake.Issues("acme/ops"); len(o) != 1 || o[0].Title != "An ops task" {
+		t.Errorf("acme/ops has %+v, want the ops task alone", o)
+	}
+	st := cli(r1, nil, "tracker", "status")
+	if !strings.Contains(st, "pending:   0") || !strings.Contains(st, "dead:      0") {
+		t.Errorf("status after the run:\n%s", st)
 	}
 }

@@ -110,7 +110,12 @@ func (tx *Tx) ClaimTracker(ctx context.Context, ws int64, replica, void string, 
 }
 
 // ReleaseTracker gives up replica's claim and records how the sync went.
+// Rows pushed a week ago go: the event log is the record, and a retry's
+// search for what a crashed try made looks back minutes, not weeks.
 func (tx *Tx) ReleaseTracker(ctx context.Context, l TrackerLink, replica string) error {
+	if _, err := tx.exec(ctx, "DELETE FROM tracker_outbox WHERE workspace_id = ? AND state = 'done' AND done_at < ?", l.WorkspaceID, micros(tx.now.Add(-7*24*time.Hour))); err != nil {
+		return err
+	}
 	_, err := tx.exec(ctx, `UPDATE tracker_links SET claimed_by = '', claim_until = 0, poll_etag = ?, poll_since = ?, comments_etag = ?, comments_since = ?,
 		last_sync_at = ?, last_error = ?, rate_limit = ?, rate_remaining = ?, rate_reset = ? WHERE workspace_id = ? AND claimed_by = ?`,
 		l.PollETag, timeMicros(l.PollSince), l.CommentsETag, timeMicros(l.CommentsSince), micros(tx.now), l.LastError, l.RateLimit, l.RateRemaining, timeMicros(l.RateReset), l.WorkspaceID, replica)
@@ -163,6 +168,12 @@ func (tx *Tx) PendingOutbox(ctx context.Context, ws int64, limit int) ([]OutboxR
 func (tx *Tx) DeadOutbox(ctx context.Context, ws int64, limit int) ([]OutboxRow, error) {
 	return queryAll(ctx, tx, scanOutbox, `SELECT `+outboxCols+` FROM tracker_outbox o JOIN tasks t ON t.id = o.task_id
 		WHERE o.workspace_id = ? AND o.state = 'dead' ORDER BY o.id LIMIT ?`, ws, limit)
+}
+
+// TrackersDue lists the workspaces with an outbox row due for the push.
+func (tx *Tx) TrackersDue(ctx context.Context) ([]int64, error) {
+	return queryAll(ctx, tx, func(sc scanner) (ws int64, err error) { return ws, sc.Scan(&ws) },
+		"SELECT DISTINCT workspace_id FROM tracker_outbox WHERE state = 'pending' AND next_at <= ? ORDER BY workspace_id", micros(tx.now))
 }
 
 // BeginOutbox records that a try of row id begins, before it reaches the

@@ -235,6 +235,17 @@ func (s *Service) TrackerLinks(ctx context.Context) ([]TrackerLink, error) {
 	return out, err
 }
 
+// TrackersDue lists the workspaces whose outbox holds a change due for the
+// push: for a server's worker, which acts for no caller.
+func (s *Service) TrackersDue(ctx context.Context) ([]int64, error) {
+	var out []int64
+	err := s.db.View(ctx, func(tx *store.Tx) (err error) {
+		out, err = tx.TrackersDue(ctx)
+		return err
+	})
+	return out, err
+}
+
 // SyncOptions tune one sync.
 type SyncOptions struct {
 	// DryRun counts what a sync would do, and changes nothing on either side.
@@ -247,6 +258,9 @@ type SyncOptions struct {
 	Dead func(holder string) bool
 	// Limit caps the outbox rows pushed in one sync (default 500).
 	Limit int
+	// PushOnly pushes the outbox and reads nothing from the tracker: for
+	// the changes made in Atrium since the last sync, at once.
+	PushOnly bool
 }
 
 // SyncReport is what a sync did (or, dry, would do).
@@ -307,7 +321,10 @@ func (s *Service) SyncTracker(ctx context.Context, ws int64, tr Tracker, o SyncO
 		return rep, err
 	}
 	m := &mirror{s: s, tr: tr, ws: ws, rep: &rep, dry: o.DryRun}
-	syncErr := m.pull(ctx, &link)
+	var syncErr error
+	if !o.PushOnly {
+		syncErr = m.pull(ctx, &link)
+	}
 	if syncErr == nil {
 		syncErr = m.push(ctx, o.Limit)
 	}

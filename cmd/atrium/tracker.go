@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -209,7 +209,10 @@ func replicaName() string {
 
 // syncTrackers is a server's sync worker: every interval it syncs each
 // linked workspace it can claim (one replica at a time per link), keeping
-// one client per link so that its ETags make an unchanged poll free.
+// one client per link so that its ETags make an unchanged poll free. A
+// webhook's delivery syncs its workspace at once; and every half second it
+// pushes the changes made since, in any process or replica (the outbox is
+// in the store), which costs no call while nothing changed.
 // ATRIUM_TRACKER_INTERVAL sets the interval (default 1m; 0 turns it off).
 func syncTrackers(ctx context.Context, ts *tasks.Service, log *slog.Logger) {
 	every := time.Minute
@@ -224,18 +227,27 @@ func syncTrackers(ctx context.Context, ts *tasks.Service, log *slog.Logger) {
 	if every <= 0 {
 		return
 	}
-	var mu sync.Mutex
 	clients := map[string]tasks.Tracker{}
 	replica := replicaName()
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	push := time.NewTicker(500 * time.Millisecond)
+	defer push.Stop()
 	for {
-		var only int64 // a webhook's workspace: sync it now, the rest at the tick
+		var only []int64 // nil: every link
+		pushOnly := false
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-		case only = <-ts.TrackerWake():
+		case ws := <-ts.TrackerWake():
+			only = []int64{ws}
+		case <-push.C:
+			due, err := ts.TrackersDue(ctx)
+			if err != nil || len(due) == 0 {
+				continue
+			}
+			only, pushOnly = due, true
 		}
 		links, err := ts.TrackerLinks(ctx)
 		if err != nil {
@@ -245,22 +257,19 @@ func syncTrackers(ctx context.Context, ts *tasks.Service, log *slog.Logger) {
 			continue
 		}
 		for _, l := range links {
-			if only != 0 && l.WorkspaceID != only {
+			if only != nil && !slices.Contains(only, l.WorkspaceID) {
 				continue
 			}
 			key := fmt.Sprintf("%d %s %s %s", l.WorkspaceID, l.Kind, l.Repo, l.APIURL)
-			mu.Lock()
 			tr := clients[key]
 			if tr == nil {
 				if tr, err = newTracker(l); err != nil {
-					mu.Unlock()
 					log.Warn("tracker", "repo", l.Repo, "err", err)
 					continue
 				}
 				clients[key] = tr
 			}
-			mu.Unlock()
-			rep, err := ts.SyncTracker(ctx, l.WorkspaceID, tr, tasks.SyncOptions{Replica: replica, Lease: 2*every + time.Minute, Dead: deadHere})
+			rep, err := ts.SyncTracker(ctx, l.WorkspaceID, tr, tasks.SyncOptions{Replica: replica, Lease: 2*every + time.Minute, Dead: deadHere, PushOnly: pushOnly})
 			if err != nil && ctx.Err() == nil {
 				log.Warn("tracker sync", "repo", l.Repo, "err", err)
 			} else if rep.Pushed+rep.CommentsPulled+rep.TasksCreated+rep.TasksUpdated > 0 {

@@ -4,6 +4,7 @@
 -- accept, it is dead: listed in the status until someone retries it.
 ALTER TABLE tracker_outbox ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE tracker_outbox ADD COLUMN next_at BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX tracker_outbox_due ON tracker_outbox (state, next_at);
 
 -- An issue deleted or moved away on the tracker: its task is not made a
 -- new issue behind anyone's back, only when someone retries it.
