@@ -156,12 +156,13 @@ func scanOutbox(sc scanner) (r OutboxRow, err error) {
 	return r, err
 }
 
-// PendingOutbox lists workspace ws's changes not pushed yet, in order,
+// PendingOutbox lists workspace ws's changes not pushed yet after row
+// after, in order,
 // those waiting out a failure's backoff too: they hold back their task's
 // later rows.
-func (tx *Tx) PendingOutbox(ctx context.Context, ws int64, limit int) ([]OutboxRow, error) {
+func (tx *Tx) PendingOutbox(ctx context.Context, ws, after int64, limit int) ([]OutboxRow, error) {
 	return queryAll(ctx, tx, scanOutbox, `SELECT `+outboxCols+` FROM tracker_outbox o JOIN tasks t ON t.id = o.task_id
-		WHERE o.workspace_id = ? AND o.state = 'pending' ORDER BY o.id LIMIT ?`, ws, limit)
+		WHERE o.workspace_id = ? AND o.state = 'pending' AND o.id > ? ORDER BY o.id LIMIT ?`, ws, after, limit)
 }
 
 // DeadOutbox lists workspace ws's dead rows, oldest first.

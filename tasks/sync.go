@@ -256,7 +256,7 @@ type SyncOptions struct {
 	// Dead reports whether the replica holding a claim is known to have
 	// died (a process of this host that no longer runs): its claim is void.
 	Dead func(holder string) bool
-	// Limit caps the outbox rows pushed in one sync (default 500).
+	// Limit caps the outbox rows pushed in one sync (0: all of them).
 	Limit int
 	// PushOnly pushes the outbox and reads nothing from the tracker: for
 	// the changes made in Atrium since the last sync, at once.
@@ -300,9 +300,6 @@ func (s *Service) SyncTracker(ctx context.Context, ws int64, tr Tracker, o SyncO
 	if o.Lease == 0 {
 		o.Lease = 5 * time.Minute
 	}
-	if o.Limit == 0 {
-		o.Limit = 500
-	}
 	var link store.TrackerLink
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		var err error
@@ -320,7 +317,7 @@ func (s *Service) SyncTracker(ctx context.Context, ws int64, tr Tracker, o SyncO
 	if err != nil || rep.Skipped {
 		return rep, err
 	}
-	m := &mirror{s: s, tr: tr, ws: ws, rep: &rep, dry: o.DryRun}
+	m := &mirror{s: s, tr: tr, ws: ws, rep: &rep, dry: o.DryRun, replica: o.Replica, lease: o.Lease}
 	var syncErr error
 	if !o.PushOnly {
 		syncErr = m.pull(ctx, &link)
@@ -358,6 +355,9 @@ type mirror struct {
 	ws  int64
 	rep *SyncReport
 	dry bool
+	// replica holds the link's claim for lease, renewed as a push goes on.
+	replica string
+	lease   time.Duration
 }
 
 // fields are an issue's mirrored fields, as both sides last agreed on them.
@@ -515,56 +515,93 @@ func judge(err error) verdict {
 	return again
 }
 
+// pushBatch is how many outbox rows a push reads at a time; it renews its
+// claim on the link after each batch, so a long first push (thousands of
+// rows at GitHub's pace) is never taken for an abandoned one.
+const pushBatch = 200
+
 // push pushes the outbox in order per task: a row that fails holds back its
 // own task's later rows, so no change overtakes an earlier one of the same
 // task, and the other tasks go on; a failure that is the link's stops it.
+// It pushes at most limit rows (0: all).
 func (m *mirror) push(ctx context.Context, limit int) error {
-	var rows []store.OutboxRow
-	if err := m.s.db.View(ctx, func(tx *store.Tx) (err error) {
-		rows, err = tx.PendingOutbox(ctx, m.ws, limit)
-		return err
-	}); err != nil {
-		return err
-	}
-	if m.dry {
-		return nil
-	}
 	held := map[int64]bool{}
 	var last error
-	for _, r := range rows {
-		if held[r.TaskID] || r.NextAt.After(time.Now()) {
-			held[r.TaskID] = true
-			continue
+	after, done := int64(0), 0
+	for {
+		n := pushBatch
+		if limit > 0 {
+			n = min(n, limit-done)
 		}
-		err := m.pushRow(ctx, r)
-		v := judge(err)
-		if err2 := m.s.db.Update(context.WithoutCancel(ctx), func(tx *store.Tx) error {
-			switch {
-			case err == nil:
-				return tx.FinishOutbox(ctx, r.ID)
-			case v == dead:
-				return tx.FailOutbox(ctx, r.ID, err.Error(), time.Time{}, true)
-			case v == later && r.Failures+1 >= maxFailures:
-				return tx.FailOutbox(ctx, r.ID, err.Error(), time.Time{}, true)
-			case v == later:
-				return tx.FailOutbox(ctx, r.ID, err.Error(), time.Now().Add(backoff(r.Failures)), false)
-			}
-			return tx.FailOutbox(ctx, r.ID, err.Error(), time.Time{}, false)
-		}); err2 != nil {
-			return err2
-		}
-		if err == nil {
-			m.rep.Pushed++
-			continue
-		}
-		err = fmt.Errorf("push #%d: %w", r.TaskNumber, err)
-		if v != dead {
+		var rows []store.OutboxRow
+		if err := m.s.db.View(ctx, func(tx *store.Tx) (err error) {
+			rows, err = tx.PendingOutbox(ctx, m.ws, after, n)
 			return err
+		}); err != nil || m.dry || len(rows) == 0 {
+			return errors.Join(err, last)
 		}
-		m.rep.Dead++
-		held[r.TaskID], last = true, err
+		for _, r := range rows {
+			after = r.ID
+			if held[r.TaskID] || r.NextAt.After(time.Now()) {
+				held[r.TaskID] = true
+				continue
+			}
+			v, err := m.pushOne(ctx, r)
+			if err == nil {
+				continue
+			}
+			if v != dead {
+				return err
+			}
+			held[r.TaskID], last = true, err
+		}
+		if done += len(rows); len(rows) < n || limit > 0 && done >= limit {
+			return last
+		}
+		if err := m.renew(ctx); err != nil {
+			return errors.Join(err, last)
+		}
 	}
-	return last
+}
+
+// renew extends this replica's claim on the link; losing it ends the push.
+func (m *mirror) renew(ctx context.Context) error {
+	return m.s.db.Update(ctx, func(tx *store.Tx) error {
+		ok, err := tx.ClaimTracker(ctx, m.ws, m.replica, "", m.lease)
+		if err == nil && !ok {
+			err = atrium.Errorf(atrium.EConflict, "another replica took the link over: this push stops")
+		}
+		return err
+	})
+}
+
+// pushOne pushes row r and records how it went.
+func (m *mirror) pushOne(ctx context.Context, r store.OutboxRow) (verdict, error) {
+	err := m.pushRow(ctx, r)
+	v := judge(err)
+	if err2 := m.s.db.Update(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		switch {
+		case err == nil:
+			return tx.FinishOutbox(ctx, r.ID)
+		case v == dead:
+			return tx.FailOutbox(ctx, r.ID, err.Error(), time.Time{}, true)
+		case v == later && r.Failures+1 >= maxFailures:
+			return tx.FailOutbox(ctx, r.ID, err.Error(), time.Time{}, true)
+		case v == later:
+			return tx.FailOutbox(ctx, r.ID, err.Error(), time.Now().Add(backoff(r.Failures)), false)
+		}
+		return tx.FailOutbox(ctx, r.ID, err.Error(), time.Time{}, false)
+	}); err2 != nil {
+		return again, err2
+	}
+	switch {
+	case err == nil:
+		m.rep.Pushed++
+		return v, nil
+	case v == dead:
+		m.rep.Dead++
+	}
+	return v, fmt.Errorf("push #%d: %w", r.TaskNumber, err)
 }
 
 func (m *mirror) begin(ctx context.Context, r store.OutboxRow) error {
