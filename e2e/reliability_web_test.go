@@ -90,6 +90,8 @@ func TestReliabilityWebIsolation(t *testing.T) {
 			"revoked":  revokedTokens(t, srv),
 			"sessions": strings.Count(mustCLI(t, srv, "session", "list"), "\n"),
 			"role":     access(t, srv, reader)["role"],
+			// What /admin/tracker changes: the workspace's link.
+			"tracker": trackerStatus(t, srv),
 		}
 	}
 	before := state()
@@ -104,8 +106,8 @@ func TestReliabilityWebIsolation(t *testing.T) {
 		case strings.HasPrefix(path, "/admin/"):
 			// The admin's own token and browser, and the reader, whom a
 			// reader would make an admin.
-			fill := strings.NewReplacer("/tokens/{id}", "/tokens/1", "/sessions/{id}", "/sessions/"+sessionID, "{handle}", "rita")
-			requests = append(requests, request{method, fill.Replace(path), "principal=rita&role=admin&name=taken"})
+			fill := strings.NewReplacer("/tokens/{id}", "/tokens/1", "/sessions/{id}", "/sessions/"+sessionID, "/dead/{id}", "/dead/1", "{handle}", "rita")
+			requests = append(requests, request{method, fill.Replace(path), "principal=rita&role=admin&name=taken&kind=github&repo=acme/stolen"})
 		case strings.HasPrefix(path, "/trash/{id}"):
 			requests = append(requests, request{method, strings.Replace(path, "{id}", trashID, 1), "new_path=Stolen.md"})
 		case strings.Contains(path, "{path...}") && method == http.MethodGet:
@@ -223,6 +225,13 @@ func TestReliabilityWebIsolation(t *testing.T) {
 		bad("the workspace changed during the sweep (-before +after):\n%s", diff)
 	}
 	report(t, "web-isolation", "routes", len(web.Routes()), "requests", len(requests), "attempts", tried, "not_refused_or_leaked", failed)
+}
+
+// trackerStatus is the workspace's tracker link as `tracker status` says
+// it, or the refusal it gives when there is none.
+func trackerStatus(t *testing.T, srv *server) string {
+	out, errOut, _ := srv.cli(t, nil, "tracker", "status")
+	return strings.SplitN(out+errOut, "\n", 2)[0]
 }
 
 func mustCLI(t *testing.T, srv *server, args ...string) string {

@@ -351,13 +351,23 @@ func (tx *Tx) AddTrackerConflict(ctx context.Context, ws int64, c TrackerConflic
 
 // TrackerConflicts lists workspace ws's conflicts, newest first.
 func (tx *Tx) TrackerConflicts(ctx context.Context, ws int64, limit int) ([]TrackerConflict, error) {
-	return queryAll(ctx, tx, func(sc scanner) (c TrackerConflict, err error) {
-		var at int64
-		err = sc.Scan(&c.ID, &c.TaskID, &c.TaskNumber, &c.Field, &c.Atrium, &c.Remote, &at)
-		c.CreatedAt = fromMicros(at)
-		return c, err
-	}, `SELECT c.id, c.task_id, t.number, c.field, c.atrium_value, c.remote_value, c.created_at FROM tracker_conflicts c JOIN tasks t ON t.id = c.task_id
+	return queryAll(ctx, tx, scanTrackerConflict, `SELECT c.id, c.task_id, t.number, c.field, c.atrium_value, c.remote_value, c.created_at FROM tracker_conflicts c JOIN tasks t ON t.id = c.task_id
 		WHERE c.workspace_id = ? ORDER BY c.id DESC LIMIT ?`, ws, limit)
+}
+
+// TrackerConflictsOfTask lists the conflicts of workspace ws's task number
+// n, newest first: for the task's page, which the workspace's list, capped,
+// may not reach.
+func (tx *Tx) TrackerConflictsOfTask(ctx context.Context, ws, n int64, limit int) ([]TrackerConflict, error) {
+	return queryAll(ctx, tx, scanTrackerConflict, `SELECT c.id, c.task_id, t.number, c.field, c.atrium_value, c.remote_value, c.created_at FROM tracker_conflicts c JOIN tasks t ON t.id = c.task_id
+		WHERE c.workspace_id = ? AND t.workspace_id = ? AND t.number = ? ORDER BY c.id DESC LIMIT ?`, ws, ws, n, limit)
+}
+
+func scanTrackerConflict(sc scanner) (c TrackerConflict, err error) {
+	var at int64
+	err = sc.Scan(&c.ID, &c.TaskID, &c.TaskNumber, &c.Field, &c.Atrium, &c.Remote, &at)
+	c.CreatedAt = fromMicros(at)
+	return c, err
 }
 
 // TrackerCounts are a link's numbers for its status.

@@ -169,11 +169,33 @@ func (s *Service) TrackerStatus(ctx context.Context) (TrackerStatus, error) {
 		cs, err := tx.TrackerConflicts(ctx, a.Workspace.ID, 100)
 		st.Conflicts = []TrackerConflict{}
 		for _, c := range cs {
-			st.Conflicts = append(st.Conflicts, TrackerConflict{Task: c.TaskNumber, Field: c.Field, Atrium: c.Atrium, Remote: c.Remote, At: c.CreatedAt})
+			st.Conflicts = append(st.Conflicts, conflictOut(c))
 		}
 		return err
 	})
 	return st, err
+}
+
+// TrackerConflictsOf lists task number n's conflicts with the tracker,
+// newest first; none when the workspace has no link.
+func (s *Service) TrackerConflictsOf(ctx context.Context, n int64) ([]TrackerConflict, error) {
+	a, err := reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []TrackerConflict{}
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		cs, err := tx.TrackerConflictsOfTask(ctx, a.Workspace.ID, n, 100)
+		for _, c := range cs {
+			out = append(out, conflictOut(c))
+		}
+		return err
+	})
+	return out, err
+}
+
+func conflictOut(c store.TrackerConflict) TrackerConflict {
+	return TrackerConflict{Task: c.TaskNumber, Field: c.Field, Atrium: c.Atrium, Remote: c.Remote, At: c.CreatedAt}
 }
 
 // RetryTracker puts the caller's workspace's dead changes (those of ids;

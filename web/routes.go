@@ -123,6 +123,11 @@ func (h *Handler) routes(route func(pattern string, fn http.HandlerFunc, signedI
 	route("POST /admin/sessions/{id}/revoke", h.adminRevokeSession, true)
 	route("POST /admin/members/{handle}/role", h.adminSetRole, true)
 	route("POST /admin/members/{handle}/remove", h.adminRemoveMember, true)
+	route("GET /admin/tracker", h.adminTracker, true)
+	route("POST /admin/tracker/link", h.linkTracker, true)
+	route("POST /admin/tracker/sync", h.syncTrackerNow, true)
+	route("POST /admin/tracker/retry", h.retryTracker, true)
+	route("POST /admin/tracker/dead/{id}/retry", h.retryDeadLetter, true)
 
 	route("GET /gateway", h.gatewayPage, true)
 	route("POST /gateway/health", h.gatewayHealth, true)

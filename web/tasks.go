@@ -114,6 +114,9 @@ type taskView struct {
 	// AgentSessions are the agents' sessions on the task, each agent's
 	// newest, with what it is doing.
 	AgentSessions []agents.Session
+	// TrackerConflicts are the task's fields changed both here and on the
+	// linked tracker (issue 22: listed on the task, never settled silently).
+	TrackerConflicts []tasks.TrackerConflict
 }
 
 // Kept is what the person typed into field of the form of action, when that
@@ -169,6 +172,10 @@ func (h *Handler) renderTask(w http.ResponseWriter, r *http.Request, n int64, v 
 		return
 	}
 	if v.AgentSessions, err = h.newestSessions(ctx, func(s agents.Session) bool { return s.Task == n }); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if v.TrackerConflicts, err = h.Services.Tasks.TrackerConflictsOf(ctx, n); err != nil {
 		h.fail(w, r, err)
 		return
 	}

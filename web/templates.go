@@ -17,7 +17,7 @@ var templateFS embed.FS
 var pageNames = []string{
 	"index", "login", "logout", "error",
 	"page", "edit", "history", "delete", "new", "tree", "trash", "search", "activity",
-	"tasks", "task", "inbox", "desk", "admin", "gateway", "agents", "session", "deliveries", "consent", "connections",
+	"tasks", "task", "inbox", "desk", "admin", "gateway", "agents", "session", "deliveries", "consent", "connections", "tracker",
 }
 
 // partials are what pages share: the layout, and the pieces a page holds
