@@ -2,11 +2,13 @@
 // needs of it: each package's result line, the output of every test that
 // failed, build errors, and at the end every test that skipped, with why.
 // It exits 1 when anything failed. `make test` pipes the suite through it, so
-// that a skip in CI is seen rather than passed over.
+// that a skip in CI is seen rather than passed over. Last come the slowest
+// tests, so that the suite's time is watched where it goes.
 package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -20,12 +22,20 @@ type event struct {
 	Package string
 	Test    string
 	Output  string
+	Elapsed float64
+}
+
+// timed is a top-level test and how long it ran.
+type timed struct {
+	name    string
+	elapsed float64
 }
 
 func main() {
 	failed := false
 	outputs := map[string][]string{} // package + test: its output, kept until it ends
 	var skips []string
+	var slow []timed
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(nil, 64<<20)
 	for sc.Scan() {
@@ -63,6 +73,9 @@ func main() {
 		case e.Action == "pass":
 			delete(outputs, key)
 		}
+		if (e.Action == "pass" || e.Action == "fail") && e.Test != "" && !strings.Contains(e.Test, "/") {
+			slow = append(slow, timed{e.Package[strings.LastIndexByte(e.Package, '/')+1:] + " " + e.Test, e.Elapsed})
+		}
 	}
 	if err := sc.Err(); err != nil {
 		fmt.Fprintln(os.Stderr, "testreport:", err)
@@ -84,6 +97,11 @@ func main() {
 	fmt.Printf("\n== skipped: %d test(s)\n", len(skips))
 	for _, s := range skips {
 		fmt.Println(s)
+	}
+	slices.SortFunc(slow, func(a, b timed) int { return cmp.Compare(b.elapsed, a.elapsed) })
+	fmt.Printf("\n== slowest tests\n")
+	for _, t := range slow[:min(len(slow), 15)] {
+		fmt.Printf("%7.1fs  %s\n", t.elapsed, t.name)
 	}
 	if failed {
 		os.Exit(1)
