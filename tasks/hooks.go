@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"strings"
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/store"
@@ -91,5 +92,35 @@ func (s *Service) takeRecheck(ws int64) map[int]bool {
 	if out == nil {
 		out = map[int]bool{}
 	}
+	return out
+}
+
+// TrackerChanges delivers, until ctx ends, the workspace of every task event
+// committed from now on by any process or replica: a server's mirror pushes
+// that workspace's outbox at once rather than at its next look. It is a hint
+// (coalesced: a workspace already waiting is not sent twice); the outbox is
+// the truth.
+func (s *Service) TrackerChanges(ctx context.Context) <-chan int64 {
+	evs, stop := s.db.Subscribe(256)
+	out := make(chan int64, 64)
+	go func() {
+		defer stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case e, ok := <-evs:
+				if !ok {
+					return
+				}
+				if strings.HasPrefix(e.Kind, "task.") {
+					select {
+					case out <- e.WorkspaceID:
+					default:
+					}
+				}
+			}
+		}
+	}()
 	return out
 }

@@ -210,9 +210,10 @@ func replicaName() string {
 // syncTrackers is a server's sync worker: every interval it syncs each
 // linked workspace it can claim (one replica at a time per link), keeping
 // one client per link so that its ETags make an unchanged poll free. A
-// webhook's delivery syncs its workspace at once; and every half second it
-// pushes the changes made since, in any process or replica (the outbox is
-// in the store), which costs no call while nothing changed.
+// webhook's delivery syncs its workspace at once; a task event, committed
+// by any process or replica, pushes its workspace's outbox at once; and
+// every two seconds the outbox is looked at for what is due, which costs no
+// call while nothing changed.
 // ATRIUM_TRACKER_INTERVAL sets the interval (default 1m; 0 turns it off).
 func syncTrackers(ctx context.Context, ts *tasks.Service, log *slog.Logger) {
 	every := time.Minute
@@ -231,8 +232,12 @@ func syncTrackers(ctx context.Context, ts *tasks.Service, log *slog.Logger) {
 	replica := replicaName()
 	tick := time.NewTicker(every)
 	defer tick.Stop()
-	push := time.NewTicker(500 * time.Millisecond)
+	// The outbox is looked at every two seconds for what no event announced
+	// (a change whose backoff ended); a task event pushes its workspace at
+	// once.
+	push := time.NewTicker(2 * time.Second)
 	defer push.Stop()
+	changes := ts.TrackerChanges(ctx)
 	for {
 		var only []int64 // nil: every link
 		pushOnly := false
@@ -242,6 +247,8 @@ func syncTrackers(ctx context.Context, ts *tasks.Service, log *slog.Logger) {
 		case <-tick.C:
 		case ws := <-ts.TrackerWake():
 			only = []int64{ws}
+		case ws := <-changes:
+			only, pushOnly = []int64{ws}, true
 		case <-push.C:
 			due, err := ts.TrackersDue(ctx)
 			if err != nil || len(due) == 0 {
