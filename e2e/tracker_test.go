@@ -675,3 +675,47 @@ func TestTrackerTwoReplicasOnPostgres(t *testing.T) {
 		t.Errorf("status after the run:\n%s", st)
 	}
 }
+
+// TestTrackerPrimaryRateLimit: a sync that spends the hour's budget stops
+// there, with nothing dead and nothing counted against the changes; the
+// status shows the budget spent; once the window resets, the next sync
+// finishes, nothing made twice.
+func TestTrackerPrimaryRateLimit(t *testing.T) {
+	fake := githubfake.Start()
+	defer fake.Close()
+	fake.Token = "tok"
+	fake.NewWindow(8)
+	dir := t.TempDir()
+	const repo = "acme/budget"
+	trackerCLI(t, dir, "tracker", "link", "github", repo, "--api-url", fake.URL)
+	for k := range 5 {
+		trackerCLI(t, dir, "call", "task_create", fmt.Sprintf("title=Task %d", k))
+		trackerCLI(t, dir, "call", "task_post_comment", fmt.Sprintf("issue_number=%d", k+1), "comment=hello")
+	}
+	out, errOut, code := runAtrium(t, trackerEnv(), "--data-dir", dir, "tracker", "sync")
+	if code == 0 || !strings.Contains(errOut, "rate limit") {
+		t.Fatalf("a sync past the budget: exit %d\n%s%s", code, out, errOut)
+	}
+	st := trackerCLI(t, dir, "tracker", "status")
+	for _, w := range []string{"0 of 8 left", "dead:      0", "rate limit"} {
+		if !strings.Contains(st, w) {
+			t.Errorf("status lacks %q:\n%s", w, st)
+		}
+	}
+	if strings.Contains(st, "pending:   0 ") {
+		t.Errorf("nothing pending after a sync cut short:\n%s", st)
+	}
+	fake.NewWindow(5000)
+	if r := trackerSync(t, dir); r.Pending != 0 || r.Dead != 0 {
+		t.Errorf("after the reset: %+v", r)
+	}
+	is := fake.Issues(repo)
+	if len(is) != 5 {
+		t.Fatalf("%d issues, want 5", len(is))
+	}
+	for _, i := range is {
+		if n := len(fake.Comments(repo, i.Number)); n != 1 {
+			t.Errorf("issue %d has %d comments, want 1", i.Number, n)
+		}
+	}
+}

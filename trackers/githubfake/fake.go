@@ -234,6 +234,15 @@ func (s *Server) Calls() int {
 	return s.calls
 }
 
+// NewWindow starts a new rate-limit window of limit calls at once, as the
+// hour's end would.
+func (s *Server) NewWindow(limit int) {
+	s.mu.Lock()
+	s.Limit, s.reset = limit, time.Time{}
+	s.window()
+	s.mu.Unlock()
+}
+
 // Used is the primary budget spent so far in this window.
 func (s *Server) Used() int {
 	s.mu.Lock()
@@ -349,6 +358,13 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	if !s.authorized(req) {
 		s.fail(w, http.StatusUnauthorized, "Bad credentials")
+		return
+	}
+	if s.remaining == 0 {
+		// The primary budget is spent until the window resets: GitHub says
+		// so with a 403 and X-RateLimit-Remaining: 0.
+		s.rate(h, false)
+		s.fail(w, http.StatusForbidden, "API rate limit exceeded for user ID 1.")
 		return
 	}
 	if req.Method != http.MethodGet && s.secondary > 0 {
