@@ -52,7 +52,7 @@ func (tx *Tx) NextEmbedRetry(ctx context.Context) (time.Time, error) {
 type SectionVector struct {
 	Section int
 	Heading string // the heading path, "A > B"; "" before the first heading
-	Line    int    // the section's first line in the body, 1-based
+	Line    int    // the section's first line in the page, 1-based
 	Scale   float32
 	Vec     []byte // int8s
 }
