@@ -463,11 +463,13 @@ type vecHit struct {
 
 type vecHeap []vecHit
 
-func (h vecHeap) Len() int           { return len(h) }
-func (h vecHeap) Less(i, j int) bool { return h[i].sim < h[j].sim || h[i].sim == h[j].sim && h[i].page > h[j].page }
-func (h vecHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *vecHeap) Push(x any)        { *h = append(*h, x.(vecHit)) }
-func (h *vecHeap) Pop() any          { old := *h; x := old[len(old)-1]; *h = old[:len(old)-1]; return x }
+func (h vecHeap) Len() int { return len(h) }
+func (h vecHeap) Less(i, j int) bool {
+	return h[i].sim < h[j].sim || h[i].sim == h[j].sim && h[i].page > h[j].page
+}
+func (h vecHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *vecHeap) Push(x any)   { *h = append(*h, x.(vecHit)) }
+func (h *vecHeap) Pop() any     { old := *h; x := old[len(old)-1]; *h = old[:len(old)-1]; return x }
 
 // nearest returns the k pages whose best section is nearest q (normalised),
 // best first, among those keep accepts (nil: all).

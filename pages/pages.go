@@ -59,10 +59,10 @@ type Service struct {
 	// meaning (0: any closer than unrelated). Models differ in their
 	// range, so it is off unless a test or a tuning sets it.
 	MinSimilarity float32
-	embedder          atrium.Embedder
-	embedDown         atomic.Int64 // until when (unix ns) searches skip the endpoint
-	embedStats        embedStats
-	vecs              vecCache
+	embedder      atrium.Embedder
+	embedDown     atomic.Int64 // until when (unix ns) searches skip the endpoint
+	embedStats    embedStats
+	vecs          vecCache
 }
 
 // A Change is one page written, moved or deleted, as hooks see it.
