@@ -5,6 +5,7 @@ import (
 	"container/heap"
 	"context"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -472,11 +473,50 @@ func (h *vecHeap) Push(x any)   { *h = append(*h, x.(vecHit)) }
 func (h *vecHeap) Pop() any     { old := *h; x := old[len(old)-1]; *h = old[:len(old)-1]; return x }
 
 // nearest returns the k pages whose best section is nearest q (normalised),
-// best first, among those keep accepts (nil: all).
+// best first, among those keep accepts (nil: all). The query is quantised
+// like the sections, so the scan is integer multiply-adds (three times the
+// speed of converting each int8 to float), and the cores share the rows.
 func (x *vecIndex) nearest(q []float32, k int, keep func(int64) bool) []vecHit {
-	if len(q) != x.dims || k <= 0 {
+	if len(q) != x.dims || k <= 0 || len(x.pages) == 0 {
 		return nil
 	}
+	qs, qb := quantize(q)
+	qi := make([]int32, len(qb))
+	for i, b := range qb {
+		qi[i] = int32(int8(b))
+	}
+	// Split at page boundaries, one part per core.
+	parts := min(runtime.GOMAXPROCS(0), 4, max(1, len(x.pages)/4096))
+	bounds := []int{0}
+	for p := 1; p < parts; p++ {
+		i := len(x.pages) * p / parts
+		for i < len(x.pages) && x.pages[i] == x.pages[i-1] {
+			i++
+		}
+		bounds = append(bounds, i)
+	}
+	bounds = append(bounds, len(x.pages))
+	heaps := make([]vecHeap, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() { heaps[p] = x.scan(qi, qs, k, keep, bounds[p], bounds[p+1]) })
+	}
+	wg.Wait()
+	var all vecHeap
+	for _, h := range heaps {
+		all = append(all, h...)
+	}
+	slices.SortFunc(all, func(a, b vecHit) int {
+		if c := cmp.Compare(b.sim, a.sim); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.page, b.page)
+	})
+	return all[:min(k, len(all))]
+}
+
+// scan ranks the rows [from, to) into a heap of the k best pages.
+func (x *vecIndex) scan(q []int32, qs float32, k int, keep func(int64) bool, from, to int) vecHeap {
 	h := make(vecHeap, 0, k+1)
 	d := x.dims
 	best := vecHit{page: -1}
@@ -491,8 +531,8 @@ func (x *vecIndex) nearest(q []float32, k int, keep func(int64) bool) []vecHit {
 		}
 	}
 	cur, skip := int64(-1), false
-	for i, page := range x.pages {
-		if page != cur {
+	for i := from; i < to; i++ {
+		if page := x.pages[i]; page != cur {
 			flush()
 			cur, skip = page, keep != nil && !keep(page)
 			best = vecHit{page: page, sim: float32(math.Inf(-1))}
@@ -504,27 +544,24 @@ func (x *vecIndex) nearest(q []float32, k int, keep func(int64) bool) []vecHit {
 			continue
 		}
 		row := x.data[i*d : i*d+d]
-		var s0, s1, s2, s3 float32
+		row = row[:len(q)]
+		var s0, s1, s2, s3 int32
 		j := 0
-		for ; j+4 <= d; j += 4 {
-			s0 += q[j] * float32(row[j])
-			s1 += q[j+1] * float32(row[j+1])
-			s2 += q[j+2] * float32(row[j+2])
-			s3 += q[j+3] * float32(row[j+3])
+		for ; j+4 <= len(q); j += 4 {
+			s0 += q[j] * int32(row[j])
+			s1 += q[j+1] * int32(row[j+1])
+			s2 += q[j+2] * int32(row[j+2])
+			s3 += q[j+3] * int32(row[j+3])
 		}
-		for ; j < d; j++ {
-			s0 += q[j] * float32(row[j])
+		for ; j < len(q); j++ {
+			s0 += q[j] * int32(row[j])
 		}
-		if sim := (s0 + s1 + s2 + s3) * x.scales[i]; sim > best.sim {
+		if sim := float32(s0+s1+s2+s3) * qs * x.scales[i]; sim > best.sim {
 			best.sim, best.section = sim, x.secs[i]
 		}
 	}
 	flush()
-	out := make([]vecHit, len(h))
-	for i := len(h) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(&h).(vecHit)
-	}
-	return out
+	return h
 }
 
 // vectorSide is the vector ranking of one search.

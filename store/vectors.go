@@ -181,7 +181,9 @@ func (tx *Tx) FilterPagesIn(ctx context.Context, ws int64, ids []int64, f Candid
 	cond, cargs := filterSQL(f)
 	for chunk := range slices.Chunk(ids, 500) {
 		args := append(append([]any{ws}, idArgs(chunk)...), cargs...)
-		got, err := tx.ids(ctx, "SELECT p.id FROM pages p WHERE p.workspace_id = ? AND p.trashed_at IS NULL AND p.id IN ("+placeholders(len(chunk))+")"+cond, args...)
+		// workspace_id + 0: SQLite would otherwise walk the workspace's
+		// index (every page) instead of looking up the few IDs.
+		got, err := tx.ids(ctx, "SELECT p.id FROM pages p WHERE p.workspace_id + 0 = ? AND p.trashed_at IS NULL AND p.id IN ("+placeholders(len(chunk))+")"+cond, args...)
 		if err != nil {
 			return nil, err
 		}
