@@ -13,7 +13,7 @@ func TestArchitectureNamesWhatExists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	paths := regexp.MustCompile("`((?:cmd|mcptools|mcpserver|services|api|web|store|pages|review|tasks|identity|activity|gateway|mirror|markdown|search|vault|records|httpserve|authn|oauth|oauthhttp|oauthclient|oidc|skills|trackers|webhooks)(?:/[a-z0-9_.]+)*)`")
+	paths := regexp.MustCompile("`((?:cmd|embed|mcptools|mcpserver|services|api|web|store|pages|review|tasks|identity|activity|gateway|mirror|markdown|search|vault|records|httpserve|authn|oauth|oauthhttp|oauthclient|oidc|skills|trackers|webhooks)(?:/[a-z0-9_.]+)*)`")
 	n := 0
 	for _, m := range paths.FindAllStringSubmatch(string(b), -1) {
 		n++

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/atrium-hq/atrium"
@@ -49,6 +50,19 @@ type Service struct {
 	dfs            dfCache
 	fm             fmCache
 	syns           synCache
+	// QueryEmbedTimeout is how long a search waits for its query's vector
+	// (hybrid search, SetEmbedder); EmbedPoll how often the worker looks
+	// for pages to embed.
+	QueryEmbedTimeout time.Duration
+	EmbedPoll         time.Duration
+	// MinSimilarity is the cosine a section must pass to rank a page by
+	// meaning (0: any closer than unrelated). Models differ in their
+	// range, so it is off unless a test or a tuning sets it.
+	MinSimilarity float32
+	embedder      atrium.Embedder
+	embedDown     atomic.Int64 // until when (unix ns) searches skip the endpoint
+	embedStats    embedStats
+	vecs          vecCache
 }
 
 // A Change is one page written, moved or deleted, as hooks see it.

@@ -89,10 +89,15 @@ type FieldExplanation struct {
 }
 
 // A Signal is one part of a score: "words" (each term's BM25F, fields
-// weighed) and "nearness" (the query's words standing together).
+// weighed) and "nearness" (the query's words standing together); with
+// hybrid search, "lexical" and "vector", the two rankings a hit's fused
+// score adds up (reciprocal rank fusion: 1/(60+rank) each).
 type Signal struct {
-	Name  string  `json:"name"`
-	Score float64 `json:"score"`
+	Name       string  `json:"name"`
+	Score      float64 `json:"score"`
+	Rank       int     `json:"rank,omitempty" jsonschema:"lexical and vector: the hit's rank in that ranking alone, 1 the best"`
+	Similarity float64 `json:"similarity,omitempty" jsonschema:"vector: the cosine of the query's and the nearest section's embeddings"`
+	Section    string  `json:"section,omitempty" jsonschema:"vector: the heading path of the section nearest the query, (top) before the first heading"`
 }
 
 // Search ranks the pages that match a natural-language query with BM25F over
@@ -144,7 +149,18 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, er
 		return SearchResult{}, err
 	}
 	defer release()
-	top := newTopK(offset + limit)
+	// Hybrid: the query's vector is asked for while its words rank, so the
+	// endpoint's time and the lexical ranking's overlap.
+	depth := offset + limit
+	var vside chan vectorSide
+	if s.embedder != nil && plainWords(q) {
+		depth = max(depth, rrfDepth)
+		vside = make(chan vectorSide, 1)
+		vctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() { vside <- s.searchVectors(vctx, a.Workspace.ID, r.Query, filter, depth) }()
+	}
+	top := newTopK(depth)
 	var res SearchResult
 	var scoring scorer // what explains a hit's score
 	err = s.db.View(ctx, func(tx *store.Tx) error {
@@ -173,12 +189,59 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, er
 	if err != nil {
 		return SearchResult{}, err
 	}
-	ranked := top.sorted()
+	lexical := top.sorted()
+	ranked := make([]fused, len(lexical))
+	for i, h := range lexical {
+		ranked[i] = fused{hit: h, lexRank: i + 1, lexScore: h.score}
+	}
+	hybrid := false
+	if vside != nil {
+		v := <-vside
+		if v.note != "" {
+			res.Note = strings.TrimPrefix(res.Note+"; "+v.note, "; ")
+		}
+		if len(v.hits) > 0 {
+			hybrid = true
+			ids := make([]int64, len(v.hits))
+			for i, h := range v.hits {
+				ids[i] = h.page
+			}
+			var keys map[int64]string
+			if err := s.db.View(ctx, func(tx *store.Tx) (err error) {
+				keys, err = tx.PathKeys(ctx, ids)
+				return err
+			}); err != nil {
+				return SearchResult{}, err
+			}
+			ranked = fuse(lexical, v.hits, keys)
+			for _, f := range ranked {
+				if f.lexRank == 0 {
+					res.Total++ // found by meaning alone
+				}
+			}
+		}
+	}
+	ranked = ranked[:min(len(ranked), offset+limit)]
 	if offset < len(ranked) {
 		window := ranked[offset:]
 		ids := make([]int64, len(window))
 		for i, h := range window {
 			ids[i] = h.id
+		}
+		var sections map[store.VectorKey]store.SectionVector
+		if hybrid {
+			keys := make([]store.VectorKey, 0, len(window))
+			for _, h := range window {
+				if h.vecRank > 0 {
+					keys = append(keys, store.VectorKey{Page: h.id, Section: int(h.vec.section)})
+				}
+			}
+			if err := s.db.View(ctx, func(tx *store.Tx) (err error) {
+				sections, err = tx.VectorSections(ctx, keys)
+				return err
+			}); err != nil {
+				return SearchResult{}, err
+			}
 		}
 		var docs []store.SearchDoc
 		if err := s.db.View(ctx, func(tx *store.Tx) (err error) {
@@ -201,15 +264,27 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, er
 			if line > 0 {
 				line += lineOffset(d.Content, fm)
 			}
+			sec, near := sections[store.VectorKey{Page: h.id, Section: int(h.vec.section)}]
+			near = near && h.vecRank > 0
+			if near && h.lexRank == 0 {
+				// Found by meaning alone: show the section that matched.
+				line, ctxText = sectionSnippet(d.Content, sec)
+			}
 			hit := Hit{Path: d.Path, Title: d.Title, PageID: d.UID, MatchLine: line, Context: ctxText, Score: round(h.score)}
 			if r.Explain {
 				hit.Explanation = scoring.explain(q, r.Query, d, body)
+				if hybrid && hit.Explanation == nil {
+					hit.Explanation = &Explanation{Terms: []TermExplanation{}}
+				}
+				if hybrid {
+					hit.Explanation.Signals = append(hit.Explanation.Signals, fusionSignals(h, sec, near)...)
+				}
 			}
 			res.Hits = append(res.Hits, hit)
 		}
 	}
 	res.Query = q
-	if offset+limit < res.Total && len(ranked) == offset+limit {
+	if offset+limit < res.Total && len(ranked) == offset+limit && offset+limit < maxSearchOffset+maxSearchLimit {
 		res.NextCursor = encodeCursor(strconv.Itoa(offset + limit))
 	}
 	return res, nil
@@ -700,7 +775,7 @@ func (sc scorer) explain(q search.Query, question string, d store.SearchDoc, bod
 		words += t.Score - t.Near
 		near += t.Near
 	}
-	out.Signals = []Signal{{"words", round(words)}, {"nearness", round(near)}}
+	out.Signals = []Signal{{Name: "words", Score: round(words)}, {Name: "nearness", Score: round(near)}}
 	return out
 }
 

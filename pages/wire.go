@@ -161,7 +161,7 @@ type SearchHit struct {
 	PageID       string       `json:"page_id"`
 	MatchLine    int          `json:"match_line" jsonschema:"the best matching line of the page (0 when only the title or tags matched)"`
 	MatchContext string       `json:"match_context" jsonschema:"a short excerpt around the match"`
-	Score        float64      `json:"score" jsonschema:"BM25 relevance; higher is better"`
+	Score        float64      `json:"score" jsonschema:"BM25 relevance, or with hybrid search the fused score of the lexical and vector ranks (reciprocal rank fusion); higher is better"`
 	Explanation  *Explanation `json:"explanation,omitempty" jsonschema:"what made the score, when asked for with explain"`
 }
 

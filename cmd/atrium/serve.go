@@ -120,6 +120,7 @@ func newServeCmd(g *globals) *cobra.Command {
 		oidcClaim      string
 		oauthDCR       bool
 		publicURL      string
+		embedder       embedderFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -166,6 +167,11 @@ person approves each client in the browser. Behind a TLS proxy or a tunnel, set
 			defer a.Close()
 			a.ConfigureOAuth(oauth.Config{DCR: oauthDCR, AllowPrivateDocuments: os.Getenv("ATRIUM_OAUTH_PRIVATE_DOCUMENTS") == "1"})
 			go a.PurgeTrash(ctx)
+			stopEmbed, err := embedder.start(ctx, a)
+			if err != nil {
+				return err
+			}
+			defer stopEmbed()
 			go syncTrackers(ctx, a.Tasks, a.Log)
 			boot, err := a.Identity.Bootstrap(ctx, mode == authn.ModeToken)
 			if err != nil {
@@ -265,6 +271,7 @@ person approves each client in the browser. Behind a TLS proxy or a tunnel, set
 	surface.register(cmd)
 	mirrorDir.register(cmd)
 	gwFlag.register(cmd)
+	embedder.register(cmd)
 	cmd.Flags().StringVar(&addr, "addr", env("ATRIUM_ADDR", "127.0.0.1:8080"), "address to listen on (env ATRIUM_ADDR)")
 	cmd.Flags().StringVar(&authMode, "auth", env("ATRIUM_AUTH", "token"), "token: bearer tokens; none: everyone is the local admin (loopback only); oidc=ISSUER: also the JWTs an external OpenID Connect issuer signs for this server's MCP URL")
 	cmd.Flags().StringVar(&oidcClaim, "oidc-claim", env("ATRIUM_OIDC_CLAIM", "preferred_username"), "with --auth oidc=ISSUER: the claim whose value is the principal's handle (env ATRIUM_OIDC_CLAIM)")

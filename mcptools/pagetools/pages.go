@@ -269,14 +269,14 @@ type SearchPagesInput struct {
 	Tags    []string `json:"tags,omitempty" jsonschema:"only pages with all these tags"`
 	Limit   int      `json:"limit,omitempty" jsonschema:"results per answer (default 20, at most 100)"`
 	Cursor  string   `json:"cursor,omitempty" jsonschema:"next_cursor of the previous answer"`
-	Explain bool     `json:"explain,omitempty" jsonschema:"say for each result what made its score: the terms it holds, in which fields, through which of the workspace's synonyms, and the signals the score adds up"`
+	Explain bool     `json:"explain,omitempty" jsonschema:"say for each result what made its score: the terms it holds, in which fields, through which of the workspace's synonyms, and the signals the score adds up (with hybrid search: the lexical and vector ranks, and the section nearest the question)"`
 }
 
 func searchPagesTool(d *pagesRef) *mcpserver.Tool {
 	return mcpserver.NewTool(&mcp.Tool{
 		Name:        "search_pages",
 		Title:       "Search pages",
-		Description: "Ranked full-text search (BM25) over every field a page declares: title, aliases, tags, headings, description, body and other frontmatter text. Plain-language questions work: every word counts toward the rank, none is required unless quoted or prefixed with +; the workspace's synonyms (page Settings/Synonyms.md) widen a question's words. Returns path, title, best matching line and context, and the total number of matches; with explain, what made each result's score.",
+		Description: "Ranked full-text search (BM25) over every field a page declares: title, aliases, tags, headings, description, body and other frontmatter text. Plain-language questions work: every word counts toward the rank, none is required unless quoted or prefixed with +; the workspace's synonyms (page Settings/Synonyms.md) widen a question's words. When the server has an embeddings endpoint (--embedder), a question of plain words is also matched by meaning against page sections, and the two rankings are fused. Returns path, title, best matching line and context, and the total number of matches; with explain, what made each result's score.",
 		Annotations: mcpserver.Reads("Search pages"),
 	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in SearchPagesInput) (pages.SearchPagesOutput, error) {
 		r, err := d.get().Search(ctx, pages.SearchRequest{Query: in.Query, Path: in.Path, Tags: in.Tags, Limit: in.Limit, Cursor: in.Cursor, Explain: in.Explain})
