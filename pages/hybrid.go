@@ -378,12 +378,17 @@ func (s *Service) VectorCacheBytes() int {
 	return n
 }
 
-// vecCache keeps the vecIndex of the workspaces searched last, each valid
-// for one generation of its vectors (store.VectorGeneration).
+// vecCache keeps the vecIndex of the workspaces searched last, each of one
+// generation of its vectors (store.VectorGeneration). A search finds an
+// index older than the vectors while the worker embeds: it ranks with the
+// old one (the words side is exact and current; this side lags by one
+// load) and has the new one loaded in the background, rather than pay a
+// whole load (hundreds of milliseconds at 10k pages) after every write.
 type vecCache struct {
-	mu   sync.Mutex
-	wss  map[int64]*vecIndex
-	load sync.Mutex // one load at a time: two would hold two copies
+	mu        sync.Mutex
+	wss       map[int64]*vecIndex
+	load      sync.Mutex // one load at a time: two would hold two copies
+	reloading map[int64]bool
 }
 
 // maxCachedIndexes bounds how many workspaces' vectors stay in memory.
@@ -408,6 +413,33 @@ func (c *vecCache) get(ctx context.Context, db *store.DB, ws int64, model string
 	if x := fresh(); x != nil {
 		return x, nil
 	}
+	c.mu.Lock()
+	if x := c.wss[ws]; x != nil && x.model == model {
+		if !c.reloading[ws] {
+			if c.reloading == nil {
+				c.reloading = map[int64]bool{}
+			}
+			c.reloading[ws] = true
+			go func() {
+				lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+				defer cancel()
+				// A failed load leaves the old index: the next search tries again.
+				_, _ = c.loadIndex(lctx, db, ws, model, gen, fresh)
+				c.mu.Lock()
+				delete(c.reloading, ws)
+				c.mu.Unlock()
+			}()
+		}
+		c.mu.Unlock()
+		return x, nil
+	}
+	c.mu.Unlock()
+	return c.loadIndex(ctx, db, ws, model, gen, fresh)
+}
+
+// loadIndex reads workspace ws's vectors into a new index and caches it,
+// unless one as fresh as gen came meanwhile.
+func (c *vecCache) loadIndex(ctx context.Context, db *store.DB, ws int64, model string, gen int64, fresh func() *vecIndex) (*vecIndex, error) {
 	c.load.Lock()
 	defer c.load.Unlock()
 	if x := fresh(); x != nil {
