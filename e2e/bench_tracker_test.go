@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,11 +82,13 @@ func BenchmarkTrackerInitialMirror(b *testing.B) {
 			wg.Go(func() {
 				for k := range work {
 					var t struct {
-						Number int64 `json:"number"`
+						Task struct {
+							Number int64 `json:"number"`
+						} `json:"task"`
 					}
 					restJSON(b, srv, "POST", "/api/tasks", map[string]any{"title": fmt.Sprintf("Task %d", k), "body": "Generated for the mirror's benchmark."}, &t)
 					for c := range 5 {
-						restJSON(b, srv, "POST", fmt.Sprintf("/api/tasks/%d/comments", t.Number), map[string]any{"body": fmt.Sprintf("comment %d of task %d", c, k)}, nil)
+						restJSON(b, srv, "POST", fmt.Sprintf("/api/tasks/%d/comments", t.Task.Number), map[string]any{"body": fmt.Sprintf("comment %d of task %d", c, k)}, nil)
 					}
 				}
 			})
@@ -95,6 +98,9 @@ func BenchmarkTrackerInitialMirror(b *testing.B) {
 		}
 		close(work)
 		wg.Wait()
+		if b.Failed() {
+			b.FailNow()
+		}
 		b.Logf("seeded %d tasks and %d comments in %s", n, 5*n, time.Since(start).Round(time.Millisecond))
 		if out, errOut, code := srv.cli(b, trackerEnv(), "tracker", "link", "github", "acme/bench", "--api-url", fake.URL); code != 0 {
 			b.Fatalf("link: %s%s", out, errOut)
@@ -102,11 +108,18 @@ func BenchmarkTrackerInitialMirror(b *testing.B) {
 		fake.SetLatency(lat)
 		mirror := func() (syncReport, time.Duration, int) {
 			used := fake.Used()
+			// A process of its own, without the harness's minute: a first
+			// mirror at GitHub's pace takes longer.
+			cmd := exec.Command(binary, srv.globalArgs("tracker", "sync", "--json")...)
+			cmd.Env = append(cleanEnv(), trackerEnv()...)
+			var outb, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &outb, &errb
 			t0 := time.Now()
-			out, errOut, code := srv.cli(b, trackerEnv(), "tracker", "sync", "--json")
+			err := cmd.Run()
 			took := time.Since(t0)
-			if code != 0 {
-				b.Fatalf("sync: %s%s", out, errOut)
+			out := outb.String()
+			if err != nil && !strings.Contains(errb.String(), "rate limit") {
+				b.Fatalf("sync: %v\n%s%s", err, out, errb.String())
 			}
 			var r struct {
 				Pushed      int `json:"pushed"`
@@ -119,15 +132,35 @@ func BenchmarkTrackerInitialMirror(b *testing.B) {
 			}
 			return syncReport{Pushed: r.Pushed, Calls: r.Calls, NotModified: r.NotModified, Pending: r.Pending}, took, fake.Used() - used
 		}
-		first, took, used := mirror()
-		b.Logf("TRACKER initial mirror of %d tasks + %d comments at %s latency: %s, %d changes pushed, %d calls, %d of the budget, %d pending; GitHub holds %d issues",
-			n, 5*n, lat, took.Round(time.Millisecond), first.Pushed, first.Calls, used, first.Pending, len(fake.Issues("acme/bench")))
+		// GitHub's budget is an hour's: a mirror that needs more stops at
+		// its end and goes on in the next window, which here opens at once.
+		var took time.Duration
+		calls, windows := 0, 1
+		for {
+			r, t, used := mirror()
+			took, calls = took+t, calls+r.Calls
+			b.Logf("TRACKER initial mirror, window %d: %s, %d changes pushed, %d calls, %d of the budget, %d pending",
+				windows, t.Round(time.Millisecond), r.Pushed, r.Calls, used, r.Pending)
+			if r.Pending == 0 {
+				break
+			}
+			windows++
+			fake.NewWindow(5000) // GitHub's hour for a token
+		}
+		b.Logf("TRACKER initial mirror of %d tasks + %d comments at %s latency: %s in all, %d calls in %d rate-limit window(s) of %d; GitHub holds %d issues",
+			n, 5*n, lat, took.Round(time.Millisecond), calls, windows, 5000, len(fake.Issues("acme/bench")))
 		b.ReportMetric(took.Seconds(), "s/mirror")
-		b.ReportMetric(float64(first.Calls), "calls/mirror")
-		mirror() // reads back what the mirror itself wrote
-		steady, took, used := mirror()
-		b.Logf("TRACKER steady poll of the unchanged repository: %s, %d calls (%d answered 304), %d of the budget", took.Round(time.Millisecond), steady.Calls, steady.NotModified, used)
-		b.ReportMetric(float64(used), "budget/poll")
+		b.ReportMetric(float64(calls), "calls/mirror")
+		// The next polls read back what the mirror itself wrote, then the
+		// boundary of the moved cursor once (GitHub's since is inclusive);
+		// from then on an unchanged repository answers 304.
+		for k := 2; k <= 5; k++ {
+			r, took, used := mirror()
+			b.Logf("TRACKER poll %d after the mirror: %s, %d calls (%d answered 304), %d of the budget", k, took.Round(time.Millisecond), r.Calls, r.NotModified, used)
+			if k == 5 {
+				b.ReportMetric(float64(used), "budget/poll")
+			}
+		}
 		fake.Close()
 	}
 }
