@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"container/heap"
 	"context"
+	"maps"
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 	"strings"
@@ -362,6 +364,39 @@ type vecIndex struct {
 	secs   []int32
 	scales []float32
 	data   []int8 // len(pages) × dims
+	// signs holds, for an index of coarseRows rows or more, the sign of
+	// each dimension of each row, 64 to a word: nearest's coarse pass.
+	signs []uint64
+	words int // per row
+}
+
+// An index this large is ranked in two passes: every row by the Hamming
+// distance of its signs to the question's (a popcount per 64 dimensions,
+// some twenty times less work than the int8 dot product), then the
+// coarseKeep closest rows exactly. Below it every row is ranked exactly.
+// Binary quantisation with exact rescoring is what the vector stores do
+// at this scale; its recall holds for the high-dimensional vectors real
+// models give, and the rescoring makes the order exact among what it kept.
+const (
+	coarseRows = 50_000
+	coarseKeep = 4096
+)
+
+// buildSigns fills x.signs for a large index.
+func (x *vecIndex) buildSigns() {
+	if len(x.pages) < coarseRows || x.dims == 0 {
+		return
+	}
+	x.words = (x.dims + 63) / 64
+	x.signs = make([]uint64, len(x.pages)*x.words)
+	for i := range x.pages {
+		row := x.data[i*x.dims : (i+1)*x.dims]
+		for j, v := range row {
+			if v >= 0 {
+				x.signs[i*x.words+j/64] |= 1 << (j % 64)
+			}
+		}
+	}
 }
 
 func (x *vecIndex) bytes() int { return len(x.data) + 16*len(x.pages) }
@@ -483,6 +518,7 @@ func (c *vecCache) loadIndex(ctx context.Context, db *store.DB, ws int64, model 
 			break
 		}
 	}
+	x.buildSigns()
 	c.wss[ws] = x
 	return x, nil
 }
@@ -517,6 +553,11 @@ func (x *vecIndex) nearest(q []float32, k int, keep func(int64) bool) []vecHit {
 	for i, b := range qb {
 		qi[i] = int32(int8(b))
 	}
+	// A filter (a folder, tags, a reader's visibility) could leave fewer
+	// than k of the coarse pass's rows: those searches rank every row.
+	if x.signs != nil && keep == nil {
+		return x.coarse(qi, qs, k)
+	}
 	// Split at page boundaries, one part per core.
 	parts := min(runtime.GOMAXPROCS(0), 4, max(1, len(x.pages)/4096))
 	bounds := []int{0}
@@ -538,6 +579,67 @@ func (x *vecIndex) nearest(q []float32, k int, keep func(int64) bool) []vecHit {
 	for _, h := range heaps {
 		all = append(all, h...)
 	}
+	slices.SortFunc(all, func(a, b vecHit) int {
+		if c := cmp.Compare(b.sim, a.sim); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.page, b.page)
+	})
+	return all[:min(k, len(all))]
+}
+
+// coarse ranks a large index in two passes (see coarseRows).
+func (x *vecIndex) coarse(q []int32, qs float32, k int) []vecHit {
+	qsign := make([]uint64, x.words)
+	for j, v := range q {
+		if v >= 0 {
+			qsign[j/64] |= 1 << (j % 64)
+		}
+	}
+	n := len(x.pages)
+	dist := make([]uint16, n)
+	parts := min(runtime.GOMAXPROCS(0), 4)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() {
+			for i := n * p / parts; i < n*(p+1)/parts; i++ {
+				row, d := x.signs[i*x.words:(i+1)*x.words], 0
+				for w, b := range row {
+					d += bits.OnesCount64(b ^ qsign[w])
+				}
+				dist[i] = uint16(d)
+			}
+		})
+	}
+	wg.Wait()
+	// The distance within which coarseKeep rows (or 8k, if more) lie.
+	hist := make([]int, x.words*64+1)
+	for _, d := range dist {
+		hist[d]++
+	}
+	limit, seen := 0, 0
+	for want := max(coarseKeep, 8*k); limit < len(hist)-1; limit++ {
+		if seen += hist[limit]; seen >= want {
+			break
+		}
+	}
+	best := map[int64]vecHit{}
+	d := x.dims
+	for i, dd := range dist {
+		if int(dd) > limit {
+			continue
+		}
+		row := x.data[i*d : i*d+d]
+		var s int32
+		for j, v := range q {
+			s += v * int32(row[j])
+		}
+		sim, page := float32(s)*qs*x.scales[i], x.pages[i]
+		if b, ok := best[page]; !ok || sim > b.sim {
+			best[page] = vecHit{page: page, section: x.secs[i], sim: sim}
+		}
+	}
+	all := slices.Collect(maps.Values(best))
 	slices.SortFunc(all, func(a, b vecHit) int {
 		if c := cmp.Compare(b.sim, a.sim); c != 0 {
 			return c

@@ -2,6 +2,7 @@ package pages
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -83,5 +84,66 @@ func TestNearestKeepsTheBestSectionPerPage(t *testing.T) {
 	got = x.nearest([]float32{1, 0}, 5, func(id int64) bool { return id != 1 })
 	if len(got) != 2 || got[0].page != 2 || got[1].page != 3 {
 		t.Errorf("nearest without page 1 = %+v", got)
+	}
+}
+
+// A large index ranks in two passes (signs, then exact): on vectors like a
+// model's — clustered, high-dimensional — it finds what the exact scan
+// finds at the top, in the same order among what it kept.
+func TestNearestCoarsePassAgreesWithTheExactScan(t *testing.T) {
+	const dims, topics = 384, 5
+	rng := rand.New(rand.NewPCG(1, 2))
+	centers := make([][]float32, topics)
+	for c := range centers {
+		centers[c] = make([]float32, dims)
+		for j := range centers[c] {
+			centers[c][j] = float32(rng.NormFloat64())
+		}
+	}
+	near := func(c int, spread float64) []float32 {
+		v := make([]float32, dims)
+		for j := range v {
+			v[j] = centers[c][j] + float32(spread*rng.NormFloat64())
+		}
+		return normalized(v)
+	}
+	x := &vecIndex{dims: dims}
+	for i := range coarseRows + 1000 {
+		scale, q := quantize(near(i%topics, 0.8))
+		x.pages = append(x.pages, int64(i/2)) // two sections a page
+		x.secs = append(x.secs, int32(i%2))
+		x.scales = append(x.scales, scale)
+		for _, b := range q {
+			x.data = append(x.data, int8(b))
+		}
+	}
+	x.buildSigns()
+	if x.signs == nil {
+		t.Fatal("no coarse pass for a large index")
+	}
+	exact := *x
+	exact.signs = nil
+	agree, total := 0, 0
+	for c := range 20 {
+		q := near(c%topics, 0.5)
+		got, want := x.nearest(q, 10, nil), exact.nearest(q, 10, nil)
+		in := map[int64]bool{}
+		for _, h := range got {
+			in[h.page] = true
+		}
+		for _, h := range want {
+			total++
+			if in[h.page] {
+				agree++
+			}
+		}
+		if len(got) == 0 || got[0] != want[0] {
+			t.Errorf("question %d: coarse top %+v, exact top %+v", c, got[:min(1, len(got))], want[0])
+		}
+	}
+	recall := float64(agree) / float64(total)
+	t.Logf("recall of the exact top 10s: %.3f", recall)
+	if recall < 0.9 {
+		t.Errorf("the coarse pass kept %.2f of the exact top 10s, want ≥ 0.9", recall)
 	}
 }

@@ -675,6 +675,31 @@ func (m *mirror) pushRow(ctx context.Context, r store.OutboxRow) error {
 	if issue.Synced == want.json() {
 		return nil
 	}
+	// Read before writing: a change made there since both sides last
+	// agreed would be overwritten unseen by a push that did not pull first
+	// (the push that follows a task's event at once). It is merged first —
+	// taken, or listed as a conflict — and then Atrium's value is pushed.
+	cur, err := m.tr.Issue(ctx, issue.Number)
+	if err != nil {
+		return m.gone(ctx, issue, err)
+	}
+	if issueFields(cur).json() != issue.Synced {
+		if _, err := m.pullIssue(ctx, cur); err != nil {
+			return err
+		}
+		if err := m.s.db.View(ctx, func(tx *store.Tx) (err error) {
+			if t, err = tx.TaskByID(ctx, m.ws, r.TaskID); err != nil {
+				return err
+			}
+			issue, _, err = tx.TrackerIssueOf(ctx, t.ID)
+			return err
+		}); err != nil {
+			return err
+		}
+		if want = taskFields(t); issue.Synced == want.json() {
+			return nil
+		}
+	}
 	i, err := m.tr.UpdateIssue(ctx, issue.Number, want.request(t))
 	if err != nil {
 		return m.gone(ctx, issue, err)
