@@ -106,7 +106,7 @@ func TestReliabilityWebIsolation(t *testing.T) {
 		case strings.HasPrefix(path, "/admin/"):
 			// The admin's own token and browser, and the reader, whom a
 			// reader would make an admin.
-			fill := strings.NewReplacer("/tokens/{id}", "/tokens/1", "/sessions/{id}", "/sessions/"+sessionID, "/dead/{id}", "/dead/1", "{handle}", "rita")
+			fill := strings.NewReplacer("/tokens/{id}", "/tokens/1", "/sessions/{id}", "/sessions/"+sessionID, "/dead/{id}", "/dead/1", "/conflicts/{id}", "/conflicts/1", "{handle}", "rita")
 			requests = append(requests, request{method, fill.Replace(path), "principal=rita&role=admin&name=taken&kind=github&repo=acme/stolen"})
 		case strings.HasPrefix(path, "/trash/{id}"):
 			requests = append(requests, request{method, strings.Replace(path, "{id}", trashID, 1), "new_path=Stolen.md"})

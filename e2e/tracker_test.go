@@ -212,6 +212,16 @@ func TestTrackerConflictIsListed(t *testing.T) {
 	if is := fake.Issues(repo); is[0].State != "open" {
 		t.Errorf("Atrium's status was not kept on GitHub: %+v", is[0])
 	}
+	// Settled: dismissed, by an admin.
+	if out := trackerCLI(t, dir, "tracker", "dismiss"); !strings.Contains(out, "dismissed 1 conflicts") {
+		t.Errorf("dismiss: %s", out)
+	}
+	if st := trackerCLI(t, dir, "tracker", "status"); !strings.Contains(st, "conflicts: 0") {
+		t.Errorf("status after dismissing:\n%s", st)
+	}
+	if _, errOut, code := runAtrium(t, trackerEnv(), "--data-dir", dir, "tracker", "dismiss", "nope"); code == 0 || !strings.Contains(errOut, "a conflict's ID") {
+		t.Errorf("dismiss nope: exit %d %s", code, errOut)
+	}
 	// An issue changed only on GitHub flows in.
 	fake.Edit(repo, 1, func(i *githubfake.Issue) { i.State = "closed" })
 	trackerSync(t, dir)

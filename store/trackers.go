@@ -349,6 +349,24 @@ func (tx *Tx) AddTrackerConflict(ctx context.Context, ws int64, c TrackerConflic
 	return err
 }
 
+// DismissTrackerConflicts drops workspace ws's conflicts of ids (all when
+// none): someone settled them. It returns how many went.
+func (tx *Tx) DismissTrackerConflicts(ctx context.Context, ws int64, ids []int64) (int, error) {
+	q, args := "DELETE FROM tracker_conflicts WHERE workspace_id = ?", []any{ws}
+	if len(ids) > 0 {
+		q += " AND id IN (" + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") + ")"
+		for _, id := range ids {
+			args = append(args, id)
+		}
+	}
+	res, err := tx.exec(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
 // TrackerConflicts lists workspace ws's conflicts, newest first.
 func (tx *Tx) TrackerConflicts(ctx context.Context, ws int64, limit int) ([]TrackerConflict, error) {
 	return queryAll(ctx, tx, scanTrackerConflict, `SELECT c.id, c.task_id, t.number, c.field, c.atrium_value, c.remote_value, c.created_at FROM tracker_conflicts c JOIN tasks t ON t.id = c.task_id

@@ -78,6 +78,7 @@ type TrackerLink struct {
 
 // A TrackerConflict is a field changed on both sides.
 type TrackerConflict struct {
+	ID     int64     `json:"id"`
 	Task   int64     `json:"task"`
 	Field  string    `json:"field"`
 	Atrium string    `json:"atrium"`
@@ -195,7 +196,7 @@ func (s *Service) TrackerConflictsOf(ctx context.Context, n int64) ([]TrackerCon
 }
 
 func conflictOut(c store.TrackerConflict) TrackerConflict {
-	return TrackerConflict{Task: c.TaskNumber, Field: c.Field, Atrium: c.Atrium, Remote: c.Remote, At: c.CreatedAt}
+	return TrackerConflict{ID: c.ID, Task: c.TaskNumber, Field: c.Field, Atrium: c.Atrium, Remote: c.Remote, At: c.CreatedAt}
 }
 
 // RetryTracker puts the caller's workspace's dead changes (those of ids;
@@ -220,6 +221,29 @@ func (s *Service) RetryTracker(ctx context.Context, ids []int64) (int, error) {
 	if err == nil && n > 0 {
 		s.wake(a.Workspace.ID)
 	}
+	return n, err
+}
+
+// DismissTrackerConflicts drops the caller's workspace's conflicts of ids
+// (all when none) once someone has settled them — in Atrium, on the
+// tracker, or by deciding Atrium's value stands (admin). The event log
+// keeps who dismissed what.
+func (s *Service) DismissTrackerConflicts(ctx context.Context, ids []int64) (int, error) {
+	a, err := atrium.RequireActor(ctx, atrium.RoleAdmin)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		l, err := tx.TrackerLinkOf(ctx, a.Workspace.ID)
+		if err != nil {
+			return err
+		}
+		if n, err = tx.DismissTrackerConflicts(ctx, a.Workspace.ID, ids); err != nil || n == 0 {
+			return err
+		}
+		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, "tracker.conflicts_dismissed", l.Kind+":"+l.Repo, map[string]any{"conflicts": n, "ids": ids})
+	})
 	return n, err
 }
 

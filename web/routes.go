@@ -128,6 +128,7 @@ func (h *Handler) routes(route func(pattern string, fn http.HandlerFunc, signedI
 	route("POST /admin/tracker/sync", h.syncTrackerNow, true)
 	route("POST /admin/tracker/retry", h.retryTracker, true)
 	route("POST /admin/tracker/dead/{id}/retry", h.retryDeadLetter, true)
+	route("POST /admin/tracker/conflicts/{id}/dismiss", h.dismissConflict, true)
 
 	route("GET /gateway", h.gatewayPage, true)
 	route("POST /gateway/health", h.gatewayHealth, true)

@@ -120,6 +120,22 @@ func (h *Handler) retryDeadLetter(w http.ResponseWriter, r *http.Request) {
 	h.retryDead(w, r, []int64{id})
 }
 
+// dismissConflict drops one conflict, once settled.
+func (h *Handler) dismissConflict(w http.ResponseWriter, r *http.Request) {
+	if !h.trackerAdmin(w, r) {
+		return
+	}
+	id, err := pathID(r, "conflict")
+	if err == nil {
+		_, err = h.Services.Tasks.DismissTrackerConflicts(r.Context(), []int64{id})
+	}
+	if err != nil {
+		h.renderTracker(w, r, &trackerView{}, err)
+		return
+	}
+	http.Redirect(w, r, "/admin/tracker", http.StatusSeeOther)
+}
+
 func (h *Handler) retryDead(w http.ResponseWriter, r *http.Request, ids []int64) {
 	n, err := h.Services.Tasks.RetryTracker(r.Context(), ids)
 	if err != nil {

@@ -160,6 +160,25 @@ func TestTrackerAdminPage(t *testing.T) {
 	}
 	code, body = s.do("POST", "/admin/tracker/dead/x/retry", url.Values{}, nil, false)
 	want("retry of a bad ID", code, body, http.StatusBadRequest, "dead change ID &#34;x&#34;")
+
+	// A conflict, once settled, is dismissed: gone from the page and the
+	// task's, the event log saying who.
+	_, body = s.get("/admin/tracker")
+	d := regexp.MustCompile(`action="(/admin/tracker/conflicts/\d+/dismiss)"`).FindStringSubmatch(body)
+	if d == nil {
+		t.Fatalf("no Dismiss button on the conflict:\n%s", body)
+	}
+	if code, loc = s.post(d[1]); code != http.StatusSeeOther || loc != "/admin/tracker" {
+		t.Errorf("dismiss: %d to %q", code, loc)
+	}
+	if st, err := ts.TrackerStatus(s.ctx); err != nil || len(st.Conflicts) != 0 {
+		t.Errorf("after dismissing: %+v, %v; want no conflict", st.Conflicts, err)
+	}
+	if _, body = s.get("/tasks/1"); strings.Contains(body, "Conflicts with the tracker") {
+		t.Errorf("task 1 still lists the dismissed conflict")
+	}
+	code, body = s.do("POST", "/admin/tracker/conflicts/x/dismiss", url.Values{}, nil, false)
+	want("dismissal of a bad ID", code, body, http.StatusBadRequest, "conflict ID &#34;x&#34;")
 }
 
 // post posts an empty form as the admin and says where it led.

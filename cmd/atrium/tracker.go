@@ -72,7 +72,10 @@ func newTrackerCmd(g *globals) *cobra.Command {
 				fmt.Fprintf(g.stdout, "budget:    %s\n", budget(l.RateRemaining, l.RateLimit, l.RateReset))
 				fmt.Fprintf(g.stdout, "conflicts: %d\n", len(st.Conflicts))
 				for _, c := range st.Conflicts {
-					fmt.Fprintf(g.stdout, "  #%d %s: atrium %q, tracker %q (%s)\n", c.Task, c.Field, c.Atrium, c.Remote, c.At.Format(time.RFC3339))
+					fmt.Fprintf(g.stdout, "  %d: #%d %s: atrium %q, tracker %q (%s)\n", c.ID, c.Task, c.Field, c.Atrium, c.Remote, c.At.Format(time.RFC3339))
+				}
+				if len(st.Conflicts) > 0 {
+					fmt.Fprintln(g.stdout, "  (settled? atrium tracker dismiss ID...)")
 				}
 				return nil
 			})
@@ -112,13 +115,9 @@ func newTrackerCmd(g *globals) *cobra.Command {
 		Use:   "retry [ID...]",
 		Short: "Queue the changes given up on (all, or those IDs from 'tracker status') again; a task whose issue is gone gets a new one",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var ids []int64
-			for _, a := range args {
-				id, err := strconv.ParseInt(a, 10, 64)
-				if err != nil || id <= 0 {
-					return atrium.Errorf(atrium.EInvalid, "a dead change's ID is a number from 'atrium tracker status', not %q", a)
-				}
-				ids = append(ids, id)
+			ids, err := trackerIDs(args, "a dead change's ID")
+			if err != nil {
+				return err
 			}
 			return g.withLocal(cmd, true, func(ctx context.Context, a *app) error {
 				n, err := a.Tasks.RetryTracker(ctx, ids)
@@ -130,8 +129,39 @@ func newTrackerCmd(g *globals) *cobra.Command {
 			})
 		},
 	}
-	root.AddCommand(link, status, syncCmd, retry)
+	dismiss := &cobra.Command{
+		Use:   "dismiss [ID...]",
+		Short: "Drop conflicts once settled (all, or those IDs from 'tracker status'); Atrium's value stays as it is",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ids, err := trackerIDs(args, "a conflict's ID")
+			if err != nil {
+				return err
+			}
+			return g.withLocal(cmd, true, func(ctx context.Context, a *app) error {
+				n, err := a.Tasks.DismissTrackerConflicts(ctx, ids)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(g.stdout, "dismissed %d conflicts\n", n)
+				return nil
+			})
+		},
+	}
+	root.AddCommand(link, status, syncCmd, retry, dismiss)
 	return root
+}
+
+// trackerIDs reads the IDs 'tracker status' lists.
+func trackerIDs(args []string, what string) ([]int64, error) {
+	var ids []int64
+	for _, a := range args {
+		id, err := strconv.ParseInt(a, 10, 64)
+		if err != nil || id <= 0 {
+			return nil, atrium.Errorf(atrium.EInvalid, "%s is a number from 'atrium tracker status', not %q", what, a)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
 }
 
 func printReport(g *globals, r tasks.SyncReport) {
