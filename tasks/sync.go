@@ -203,21 +203,7 @@ func conflictOut(c store.TrackerConflict) TrackerConflict {
 // all when none) back in the queue, a task whose issue is gone getting a
 // new one, and wakes the mirror (admin). It returns how many were requeued.
 func (s *Service) RetryTracker(ctx context.Context, ids []int64) (int, error) {
-	a, err := atrium.RequireActor(ctx, atrium.RoleAdmin)
-	if err != nil {
-		return 0, err
-	}
-	var n int
-	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		l, err := tx.TrackerLinkOf(ctx, a.Workspace.ID)
-		if err != nil {
-			return err
-		}
-		if n, err = tx.RetryOutbox(ctx, a.Workspace.ID, ids); err != nil || n == 0 {
-			return err
-		}
-		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, "tracker.retried", l.Kind+":"+l.Repo, map[string]any{"changes": n, "ids": ids})
-	})
+	a, n, err := s.settle(ctx, "tracker.retried", "changes", ids, (*store.Tx).RetryOutbox)
 	if err == nil && n > 0 {
 		s.wake(a.Workspace.ID)
 	}
@@ -229,9 +215,16 @@ func (s *Service) RetryTracker(ctx context.Context, ids []int64) (int, error) {
 // tracker, or by deciding Atrium's value stands (admin). The event log
 // keeps who dismissed what.
 func (s *Service) DismissTrackerConflicts(ctx context.Context, ids []int64) (int, error) {
+	_, n, err := s.settle(ctx, "tracker.conflicts_dismissed", "conflicts", ids, (*store.Tx).DismissTrackerConflicts)
+	return n, err
+}
+
+// settle is an admin's act on the link's listed rows (of ids; all when
+// none): do acts, and an event of kind says who and how many (as what).
+func (s *Service) settle(ctx context.Context, kind, what string, ids []int64, do func(*store.Tx, context.Context, int64, []int64) (int, error)) (*atrium.Actor, int, error) {
 	a, err := atrium.RequireActor(ctx, atrium.RoleAdmin)
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	var n int
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
@@ -239,12 +232,12 @@ func (s *Service) DismissTrackerConflicts(ctx context.Context, ids []int64) (int
 		if err != nil {
 			return err
 		}
-		if n, err = tx.DismissTrackerConflicts(ctx, a.Workspace.ID, ids); err != nil || n == 0 {
+		if n, err = do(tx, ctx, a.Workspace.ID, ids); err != nil || n == 0 {
 			return err
 		}
-		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, "tracker.conflicts_dismissed", l.Kind+":"+l.Repo, map[string]any{"conflicts": n, "ids": ids})
+		return tx.EmitJSON(ctx, a.Workspace.ID, a.Principal.ID, kind, l.Kind+":"+l.Repo, map[string]any{what: n, "ids": ids})
 	})
-	return n, err
+	return a, n, err
 }
 
 // SyncTrackerSoon asks this server's mirror to sync the caller's

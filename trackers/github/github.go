@@ -141,30 +141,38 @@ func (c *Client) Issue(ctx context.Context, number int) (tasks.Issue, error) {
 
 func (c *Client) IssuesSince(ctx context.Context, since time.Time, etag string) ([]tasks.Issue, string, bool, error) {
 	opt := &gh.IssueListByRepoOptions{State: "all", Sort: "updated", Direction: "asc", Since: since, ListOptions: gh.ListOptions{PerPage: 100}}
-	var out []tasks.Issue
-	first := ""
-	for {
+	return conditionalPages(ctx, etag, "list issues", issue, func(ctx context.Context, page int) ([]*gh.Issue, *gh.Response, error) {
+		opt.ListOptions.Page = page
+		return c.c.Issues.ListByRepo(ctx, c.owner, c.repo, opt)
+	})
+}
+
+// conditionalPages reads a list page by page, its first page asked with
+// the caller's ETag: a 304 to it (unchanged) says the whole list is as it
+// was, and costs nothing. first is the first page's ETag.
+func conditionalPages[G, T any](ctx context.Context, etag, what string, conv func(G) T, page func(ctx context.Context, page int) ([]G, *gh.Response, error)) (out []T, first string, unchanged bool, err error) {
+	for n := 0; ; {
 		pctx := ctx
-		if opt.ListOptions.Page == 0 && etag != "" {
+		if n == 0 && etag != "" {
 			pctx = context.WithValue(ctx, ifNoneMatch{}, etag)
 		}
-		is, resp, err := c.c.Issues.ListByRepo(pctx, c.owner, c.repo, opt)
+		xs, resp, err := page(pctx, n)
 		if err != nil {
-			return nil, "", false, wrap(err, "list issues")
+			return nil, "", false, wrap(err, "%s", what)
 		}
-		if opt.ListOptions.Page == 0 {
+		if n == 0 {
 			first = resp.Header.Get("ETag")
 			if resp.Header.Get(fromCache) != "" {
 				return nil, first, true, nil // the first page is as it was: so is the rest
 			}
 		}
-		for _, i := range is {
-			out = append(out, issue(i))
+		for _, x := range xs {
+			out = append(out, conv(x))
 		}
 		if resp.NextPage == 0 {
 			return out, first, false, nil
 		}
-		opt.ListOptions.Page = resp.NextPage
+		n = resp.NextPage
 	}
 }
 
@@ -238,31 +246,10 @@ func (c *Client) CommentsSince(ctx context.Context, since time.Time, etag string
 	if !since.IsZero() {
 		opt.Since = &since
 	}
-	var out []tasks.IssueComment
-	first := ""
-	for {
-		pctx := ctx
-		if opt.ListOptions.Page == 0 && etag != "" {
-			pctx = context.WithValue(ctx, ifNoneMatch{}, etag)
-		}
-		cs, resp, err := c.c.Issues.ListComments(pctx, c.owner, c.repo, 0, opt) // 0: every issue's
-		if err != nil {
-			return nil, "", false, wrap(err, "list comments")
-		}
-		if opt.ListOptions.Page == 0 {
-			first = resp.Header.Get("ETag")
-			if resp.Header.Get(fromCache) != "" {
-				return nil, first, true, nil
-			}
-		}
-		for _, x := range cs {
-			out = append(out, comment(x))
-		}
-		if resp.NextPage == 0 {
-			return out, first, false, nil
-		}
-		opt.ListOptions.Page = resp.NextPage
-	}
+	return conditionalPages(ctx, etag, "list comments", comment, func(ctx context.Context, page int) ([]*gh.IssueComment, *gh.Response, error) {
+		opt.ListOptions.Page = page
+		return c.c.Issues.ListComments(ctx, c.owner, c.repo, 0, opt) // 0: every issue's
+	})
 }
 
 // Own reports whether author posts as its own App.

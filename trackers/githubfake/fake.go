@@ -541,15 +541,9 @@ func (s *Server) listIssues(w http.ResponseWriter, req *http.Request, r *repo) {
 	if state == "" {
 		state = "open"
 	}
-	var since time.Time
-	if v := q.Get("since"); v != "" {
-		t, err := time.Parse(time.RFC3339, v)
-		if err != nil {
-			s.rate(w.Header(), true)
-			s.fail(w, http.StatusUnprocessableEntity, "Validation Failed")
-			return
-		}
-		since = t
+	since, ok := s.since(w, q)
+	if !ok {
+		return
 	}
 	var sel []*Issue
 	for _, i := range r.issues {
@@ -729,15 +723,9 @@ func first(xs []any) any {
 // comments, by creation or (sort=updated) last change, since a time.
 func (s *Server) listRepoComments(w http.ResponseWriter, req *http.Request, r *repo) {
 	q := req.URL.Query()
-	var since time.Time
-	if v := q.Get("since"); v != "" {
-		t, err := time.Parse(time.RFC3339, v)
-		if err != nil {
-			s.rate(w.Header(), true)
-			s.fail(w, http.StatusUnprocessableEntity, "Validation Failed")
-			return
-		}
-		since = t
+	since, ok := s.since(w, q)
+	if !ok {
+		return
 	}
 	type numbered struct {
 		n int
@@ -768,4 +756,20 @@ func (s *Server) listRepoComments(w http.ResponseWriter, req *http.Request, r *r
 		all = append(all, s.commentJSON(req, x.n, x.c))
 	}
 	s.conditional(w, req, nil, all)
+}
+
+// since reads a list's since parameter (RFC 3339; absent: the start of
+// time), answering a malformed one with GitHub's 422.
+func (s *Server) since(w http.ResponseWriter, q url.Values) (time.Time, bool) {
+	v := q.Get("since")
+	if v == "" {
+		return time.Time{}, true
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		s.rate(w.Header(), true)
+		s.fail(w, http.StatusUnprocessableEntity, "Validation Failed")
+		return time.Time{}, false
+	}
+	return t, true
 }
