@@ -257,17 +257,20 @@ func (s *Service) RunEmbeddings(ctx context.Context) {
 
 const maxEmbedBackoff = 5 * time.Minute
 
-// embedStale embeds stale pages until none is left or the endpoint fails.
+// embedStale sweeps the pages once, in id order, embedding the stale ones,
+// until the end or the endpoint fails; a page written behind the sweep is
+// the next sweep's (the worker's figure of work moved).
 func (s *Service) embedStale(ctx context.Context) error {
 	model := s.embedder.Model()
-	for {
+	for after := int64(0); ; {
 		var jobs []store.EmbedJob
 		if err := s.db.View(ctx, func(tx *store.Tx) (err error) {
-			jobs, err = tx.StaleEmbeddings(ctx, model, embedBatchPages)
+			jobs, err = tx.StaleEmbeddings(ctx, model, after, embedBatchPages)
 			return err
 		}); err != nil || len(jobs) == 0 {
 			return err
 		}
+		after = jobs[len(jobs)-1].Page
 		secs := make([][]Section, len(jobs))
 		var texts []string
 		for i, j := range jobs {

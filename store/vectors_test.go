@@ -50,7 +50,7 @@ func TestPageVectors(t *testing.T) {
 			t.Helper()
 			out := map[int64]int64{}
 			must(db.View(ctx, func(tx *store.Tx) error {
-				jobs, err := tx.StaleEmbeddings(ctx, model, 100)
+				jobs, err := tx.StaleEmbeddings(ctx, model, 0, 100)
 				for _, j := range jobs {
 					out[j.Page] = j.Revision
 				}
