@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"container/heap"
 	"context"
+	"errors"
 	"maps"
 	"math"
 	"math/bits"
@@ -472,8 +473,36 @@ func (c *vecCache) get(ctx context.Context, db *store.DB, ws int64, model string
 		return x, nil
 	}
 	c.mu.Unlock()
-	return c.loadIndex(ctx, db, ws, model, gen, fresh)
+	// No index yet (the first search since the server started): a large
+	// workspace's takes seconds to read (3.7 s at 100k pages). It is read
+	// in the background; a search waits for it a moment, and past that
+	// answers by words alone with a note, as when the endpoint is slow.
+	type loaded struct {
+		x   *vecIndex
+		err error
+	}
+	done := make(chan loaded, 1)
+	go func() {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		x, err := c.loadIndex(lctx, db, ws, model, gen, fresh)
+		done <- loaded{x, err}
+	}()
+	select {
+	case l := <-done:
+		return l.x, l.err
+	case <-time.After(firstLoadWait):
+		return nil, errLoading
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
+
+// firstLoadWait is how long a search waits for a workspace's first index.
+const firstLoadWait = time.Second
+
+// errLoading says the vectors are being read for the first time.
+var errLoading = errors.New("the vectors are loading")
 
 // loadIndex reads workspace ws's vectors into a new index and caches it,
 // unless one as fresh as gen came meanwhile.
@@ -715,6 +744,9 @@ func (s *Service) searchVectors(ctx context.Context, ws int64, question string, 
 	}
 	model := s.embedder.Model()
 	x, err := s.vecs.get(ctx, s.db, ws, model)
+	if errors.Is(err, errLoading) {
+		return vectorSide{note: noteVectorsLoading}
+	}
 	if err != nil || x == nil {
 		if err != nil && ctx.Err() == nil {
 			s.log.Warn("hybrid search: reading vectors", "err", err)
@@ -772,6 +804,10 @@ func (s *Service) searchVectors(ctx context.Context, ws int64, question string, 
 }
 
 const noteEmbedDown = "the embeddings endpoint did not answer: these results rank by words alone"
+
+// noteVectorsLoading is the note of a search made while the server reads a
+// workspace's vectors for the first time.
+const noteVectorsLoading = "the vectors are still loading (the first search since the server started): these results rank by words alone"
 
 // plainWords reports whether q is only optional words: the queries hybrid
 // search widens. Required, excluded, quoted and prefix terms say exactly
