@@ -210,13 +210,7 @@ func (tx *Tx) FailOutbox(ctx context.Context, id int64, errText string, next tim
 // of their tasks that are gone from the tracker, so that each is made anew.
 // It returns the rows requeued.
 func (tx *Tx) RetryOutbox(ctx context.Context, ws int64, ids []int64) (int, error) {
-	where, args := "workspace_id = ? AND state = 'dead'", []any{ws}
-	if len(ids) > 0 {
-		where += " AND id IN (" + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") + ")"
-		for _, id := range ids {
-			args = append(args, id)
-		}
-	}
+	where, args := andIDs("workspace_id = ? AND state = 'dead'", []any{ws}, ids)
 	if _, err := tx.exec(ctx, "DELETE FROM tracker_issues WHERE gone AND task_id IN (SELECT task_id FROM tracker_outbox WHERE "+where+")", args...); err != nil {
 		return 0, err
 	}
@@ -352,13 +346,7 @@ func (tx *Tx) AddTrackerConflict(ctx context.Context, ws int64, c TrackerConflic
 // DismissTrackerConflicts drops workspace ws's conflicts of ids (all when
 // none): someone settled them. It returns how many went.
 func (tx *Tx) DismissTrackerConflicts(ctx context.Context, ws int64, ids []int64) (int, error) {
-	q, args := "DELETE FROM tracker_conflicts WHERE workspace_id = ?", []any{ws}
-	if len(ids) > 0 {
-		q += " AND id IN (" + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") + ")"
-		for _, id := range ids {
-			args = append(args, id)
-		}
-	}
+	q, args := andIDs("DELETE FROM tracker_conflicts WHERE workspace_id = ?", []any{ws}, ids)
 	res, err := tx.exec(ctx, q, args...)
 	if err != nil {
 		return 0, err
@@ -464,4 +452,15 @@ func (tx *Tx) RecordHookDelivery(ctx context.Context, id string, ws int64, event
 	}
 	n, err := res.RowsAffected()
 	return n == 1, err
+}
+
+// andIDs narrows where (with its args) to the rows of ids; none: all.
+func andIDs(where string, args []any, ids []int64) (string, []any) {
+	if len(ids) == 0 {
+		return where, args
+	}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	return where + " AND id IN (" + placeholders(len(ids)) + ")", args
 }

@@ -278,7 +278,18 @@ func syncTrackers(ctx context.Context, ts *tasks.Service, log *slog.Logger) {
 		case ws := <-ts.TrackerWake():
 			only = []int64{ws}
 		case ws := <-changes:
+			// A burst of writes is one push per workspace, not one each.
 			only, pushOnly = []int64{ws}, true
+			for drained := false; !drained; {
+				select {
+				case ws := <-changes:
+					if !slices.Contains(only, ws) {
+						only = append(only, ws)
+					}
+				default:
+					drained = true
+				}
+			}
 		case <-push.C:
 			due, err := ts.TrackersDue(ctx)
 			if err != nil || len(due) == 0 {
