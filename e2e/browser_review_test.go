@@ -58,9 +58,12 @@ func TestBrowserEditsOwnCommentsAndListsReviews(t *testing.T) {
 	b.do("reply and edit the reply", scripts(true), chromedp.SetValue(chromedp.CSS("#reply-"+id+" textarea"), "Thanks, clear."),
 		chromedp.Submit(chromedp.CSS("#reply-"+id+" textarea")), chromedp.WaitVisible(chromedp.CSS(".thread .reply .author-human .badge")))
 	mine := read(b, "my reply", chromedp.Evaluate[string](`[...document.querySelectorAll(".thread .reply .comment")].find(c => c.querySelector(".author-human")).id`))
-	b.do("edit the reply", chromedp.Click(chromedp.CSS("#"+mine+" .edit-comment summary")),
-		chromedp.SetValue(chromedp.CSS("#"+mine+" .edit-comment textarea"), "Thanks, that is clear."),
-		chromedp.Click(chromedp.CSS("#"+mine+" .edit-comment button")))
+	// By script, each step finding its node when it runs: the reply's own
+	// event (or its review's) can refresh the threads between steps, and a
+	// refresh keeps what was opened and typed but not the nodes.
+	b.do("edit the reply", clickNow("#"+mine+" .edit-comment summary"),
+		setNow("#"+mine+" .edit-comment textarea", "Thanks, that is clear."),
+		clickNow("#"+mine+" .edit-comment button"))
 	b.until("the reply edited", `(document.querySelector("#`+mine+` > .content") || {}).textContent === "Thanks, that is clear."`)
 	got := structured(t, callTool(t, cs, "get_annotation", map[string]any{"annotation_id": id}))
 	if c := got["annotation"].(map[string]any)["content"]; c != "Why SQLite?" {

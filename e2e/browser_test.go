@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -115,6 +116,26 @@ func (b *browser) still() {
 		case <-time.After(time.Duration(quiet-since) * time.Millisecond):
 		}
 	}
+}
+
+// clickNow clicks the node sel names when the step runs, for nodes a live
+// refresh may replace between finding and clicking them.
+func clickNow(sel string) chromedp.Action[chromedp.Void] {
+	return byScript(sel, `n.click()`)
+}
+
+// setNow sets a field's value as typing would, finding it when the step
+// runs (see clickNow).
+func setNow(sel, value string) chromedp.Action[chromedp.Void] {
+	v, _ := json.Marshal(value)
+	return byScript(sel, `n.value = `+string(v)+`; n.dispatchEvent(new Event("input", {bubbles: true}))`)
+}
+
+// byScript runs do on the node sel names once the node is there, all in one
+// evaluation, so no refresh can come between finding the node and acting.
+func byScript(sel, do string) chromedp.Action[chromedp.Void] {
+	q, _ := json.Marshal(sel)
+	return chromedp.Poll[chromedp.Void](`(() => { const n = document.querySelector(` + string(q) + `); if (!n) return false; ` + do + `; return true; })()`)
 }
 
 // read reads one value from the page, as do performs steps.
