@@ -4,6 +4,10 @@
 // It exits 1 when anything failed. `make test` pipes the suite through it, so
 // that a skip in CI is seen rather than passed over. Last come the slowest
 // tests, so that the suite's time is watched where it goes.
+//
+// Given files (named pipes, as make test gives it), it reads them all at once,
+// a line at a time from each: make test runs the suite in two lanes, and their
+// streams are merged here by whole lines, live.
 package main
 
 import (
@@ -14,6 +18,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // event is one line of test2json.
@@ -36,15 +41,20 @@ func main() {
 	outputs := map[string][]string{} // package + test: its output, kept until it ends
 	var skips []string
 	var slow []timed
-	sc := bufio.NewScanner(os.Stdin)
-	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
-		var e event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			fmt.Println(sc.Text()) // not an event: pass it on
+	for l := range lines(os.Args[1:]) {
+		if l.err != nil {
+			fmt.Fprintln(os.Stderr, "testreport:", l.err)
+			failed = true
 			continue
 		}
-		key := e.Package + " " + e.Test
+		var e event
+		if err := json.Unmarshal(l.text, &e); err != nil {
+			fmt.Println(string(l.text)) // not an event: pass it on
+			continue
+		}
+		// The same test may run in both lanes (the PostgreSQL pass): its
+		// output is kept apart by lane.
+		key := fmt.Sprint(l.lane, " ", e.Package, " ", e.Test)
 		switch {
 		case e.Action == "build-output" || e.Action == "build-fail":
 			fmt.Print(e.Output)
@@ -77,10 +87,6 @@ func main() {
 			slow = append(slow, timed{e.Package[strings.LastIndexByte(e.Package, '/')+1:] + " " + e.Test, e.Elapsed})
 		}
 	}
-	if err := sc.Err(); err != nil {
-		fmt.Fprintln(os.Stderr, "testreport:", err)
-		failed = true
-	}
 	// Tests that never ended: running when their binary died (a timeout, a
 	// crash). Their output is the clue.
 	var unfinished []string
@@ -106,6 +112,50 @@ func main() {
 	if failed {
 		os.Exit(1)
 	}
+}
+
+// line is one line of one input, or the error that ended it.
+type line struct {
+	lane int
+	text []byte
+	err  error
+}
+
+// lines yields the lines of the files named, or of stdin when none is, as
+// they come from each.
+func lines(names []string) <-chan line {
+	out := make(chan line)
+	var wg sync.WaitGroup
+	read := func(lane int, open func() (*os.File, error)) {
+		defer wg.Done()
+		f, err := open()
+		if err != nil {
+			out <- line{lane: lane, err: err}
+			return
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			out <- line{lane: lane, text: slices.Clone(sc.Bytes())}
+		}
+		if err := sc.Err(); err != nil {
+			out <- line{lane: lane, err: err}
+		}
+	}
+	if len(names) == 0 {
+		wg.Add(1)
+		go read(0, func() (*os.File, error) { return os.Stdin, nil })
+	}
+	for i, name := range names {
+		wg.Add(1)
+		go read(i, func() (*os.File, error) { return os.Open(name) })
+	}
+	go func() {
+		wg.Wait()
+		close(out)
+	}()
+	return out
 }
 
 // framing tells the lines go test -v adds around a test's own output.
