@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -45,7 +46,7 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, *process, s
 		}
 		return sess, p, "stdio", nil
 	}
-	hc := &http.Client{Transport: headerTransport{headers: sp.Headers, next: http.DefaultTransport}}
+	hc := &http.Client{Transport: headerTransport{headers: sp.Headers, next: upstreamHTTP}}
 	if sp.Transport != "sse" {
 		st := &mcp.StreamableClientTransport{Endpoint: sp.URL, HTTPClient: hc}
 		if u.g.opts.SignIn != nil && !hasAuthorization(sp.Headers) {
@@ -123,6 +124,17 @@ func hasAuthorization(h map[string]string) bool {
 	}
 	return false
 }
+
+// upstreamHTTP carries the calls to upstreams over HTTP. It lets a connection
+// idle for 4 s go rather than reuse it: Node's HTTP servers (most MCP servers)
+// and uvicorn close idle connections after 5 s, and a request sent on one as
+// it closes fails with a reset, which the standard library does not retry for
+// a POST (seen: a gateway health check's tools/list to server-everything).
+var upstreamHTTP = func() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.IdleConnTimeout = 4 * time.Second
+	return t
+}()
 
 // headerTransport adds a server's configured headers (its API key, usually)
 // to every request.
