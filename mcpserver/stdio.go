@@ -79,17 +79,47 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if data, ok := encodeResult(msg); ok {
+		return c.writeLine(data)
+	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)
 	}
-	return c.writeLine(data)
+	return c.writeLine(append(data, '\n'))
 }
 
+// encodeResult writes a successful response's envelope around its result as
+// the SDK encoded it, newline included. EncodeMessage would go over the whole
+// result again: encoding/json checks and compacts every raw value it is
+// given, and for read_page that is the page twice (its text and its
+// structured content), a pass a client waits for on every call.
+func encodeResult(msg jsonrpc.Message) ([]byte, bool) {
+	r, ok := msg.(*jsonrpc.Response)
+	if !ok || r.Error != nil || len(r.Result) == 0 || !r.ID.IsValid() {
+		return nil, false
+	}
+	// As the SDK encodes it: HTML characters in a string id stay as they are.
+	var idBuf bytes.Buffer
+	enc := json.NewEncoder(&idBuf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r.ID.Raw()); err != nil {
+		return nil, false
+	}
+	id := bytes.TrimSuffix(idBuf.Bytes(), []byte("\n"))
+	b := make([]byte, 0, len(r.Result)+len(id)+len(`{"jsonrpc":"2.0","id":,"result":}`)+1)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b = append(b, r.Result...)
+	return append(b, '}', '\n'), true
+}
+
+// writeLine writes one message, its newline included.
 func (c *lineConn) writeLine(data []byte) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	_, err := c.w.Write(append(data, '\n'))
+	_, err := c.w.Write(data)
 	return err
 }
 
@@ -174,7 +204,7 @@ func (c *lineConn) writeJSON(v any) error {
 	if err != nil {
 		return err
 	}
-	return c.writeLine(data)
+	return c.writeLine(append(data, '\n'))
 }
 
 type drainTransport struct {
