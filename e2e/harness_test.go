@@ -240,8 +240,16 @@ func (s *server) stop(t testing.TB) {
 			t.Errorf("atrium serve exited with %v\n%s", err, s.stderr)
 		}
 	case <-time.After(20 * time.Second):
-		s.cmd.Process.Kill()
-		t.Errorf("atrium serve did not stop on SIGTERM\n%s", s.stderr)
+		// SIGQUIT has the Go runtime print every goroutine's stack to the
+		// log: what the server was waiting on.
+		s.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case err := <-s.done:
+			s.done <- err
+		case <-time.After(5 * time.Second):
+			s.cmd.Process.Kill()
+		}
+		t.Errorf("atrium serve did not stop on SIGTERM (its goroutines, from SIGQUIT, are at the end)\n%s", s.stderr)
 	}
 }
 

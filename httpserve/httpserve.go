@@ -155,7 +155,19 @@ func (s *Server) shutdown() error {
 	case <-ctx.Done():
 	}
 	if s.cfg.CloseStreams != nil {
-		s.cfg.CloseStreams()
+		// Bounded by the grace period too: closing an MCP session waits for
+		// its calls to drain, and one that never does must not keep the
+		// process from ending.
+		closed := make(chan struct{})
+		go func() {
+			s.cfg.CloseStreams()
+			close(closed)
+		}()
+		select {
+		case <-closed:
+		case <-ctx.Done():
+			s.log.Warn("shutdown grace period over while closing event streams and sessions; closing connections")
+		}
 	}
 	err := <-done
 	if errors.Is(err, context.DeadlineExceeded) {

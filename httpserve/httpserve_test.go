@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -127,5 +128,30 @@ func TestLoopbackRefusesOtherHostsAndOrigins(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("statuses (-want +got):\n%s", diff)
+	}
+}
+
+// A shutdown ends within its grace period even when closing the streams and
+// sessions never returns (an MCP session whose call never drains).
+func TestShutdownEndsWhenClosingStreamsHangs(t *testing.T) {
+	hang := make(chan struct{})
+	defer close(hang)
+	s := httpserve.New(httpserve.Config{
+		Addr:          "127.0.0.1:0",
+		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		ShutdownGrace: 300 * time.Millisecond,
+		CloseStreams:  func() { <-hang },
+	})
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx) }()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return: a hanging CloseStreams held the shutdown")
 	}
 }
