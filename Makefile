@@ -48,7 +48,7 @@ test-race:
 # the concurrent-writer tests again, fast variants, against servers built with
 # -race (ATRIUM_E2E_RACE=1; the full variants overran 8 minutes under -race);
 # then the bounded fuzzing run when scripts/fuzz.sh exists. Ends with every
-# RELIABILITY line the tests logged. About 7 minutes on 2 cores.
+# RELIABILITY line the tests logged. About 5 minutes on 2 cores.
 RACE_E2E := ^(TestReliabilityConcurrency|TestReliabilityTasks|TestReliabilityThreeSurfaceWriters)$$
 RELIABILITY_LOG ?= $(or $(TMPDIR),/tmp)/atrium-reliability.log
 # Two lanes at once, as in make test: the full-size run and then the fuzzing
