@@ -157,7 +157,9 @@ func benchSeparateRuns(b *testing.B, dir, tool string, args map[string]any) {
 func freshRunP50(b *testing.B, dir string, p *mcp.CallToolParams, n int) time.Duration {
 	cmd := exec.Command(binary, "--data-dir", dir, "mcp")
 	cmd.Env = append(cleanEnv(), "ATRIUM_AGENT=bench", "ATRIUM_LOG_LEVEL=warn")
-	cs, err := newClient().Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	// mcpbench's protocol: the 2026-07-28 default adds request metadata to
+	// every call, which weighs more on whoami than on read_page.
+	cs, err := newClient().Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		b.Fatal(err)
 	}
