@@ -158,6 +158,12 @@ func (c *sseConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return nil, c.err
 	case msg := <-c.extra:
 		return msg, nil
+	case <-c.stop:
+		// Closed. pump may have ended without closing ended: a message in
+		// hand when stop came, with nobody reading. Without this the SDK's
+		// reader waited here forever, and with it the session's Close and
+		// the server's shutdown.
+		return nil, io.EOF
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
