@@ -281,6 +281,36 @@ func TestSessionRules(t *testing.T) {
 	if err != nil || len(list) != 2 || list[0].State != agents.StateFailed || !strings.Contains(list[0].Reason, "is not") || list[0].PID != 0 || list[0].Dir != "" {
 		t.Errorf("sessions %+v, %v; want the first and a failed one that says why", list, err)
 	}
+	// A git still making the worktree (one a killed Atrium started) is no
+	// conflict: the start waits for it and runs in what it made.
+	third, err := v.svc.Tasks.Create(v.admin, tasks.CreateRequest{Fields: tasks.Fields{Title: new("Half made")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(filepath.Dir(repo), strconv.FormatInt(third.Number, 10)+"-half-made")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	finished := make(chan string, 1)
+	go func() {
+		time.Sleep(time.Second)
+		os.Remove(dir)
+		out, err := exec.Command("git", "-C", repo, "worktree", "add", "-b", "atrium/"+filepath.Base(dir), dir, "main").CombinedOutput()
+		if err != nil {
+			finished <- fmt.Sprintf("%v: %s", err, out)
+		}
+		finished <- ""
+	}()
+	s, err = v.svc.Agents.Start(wctx, agents.StartRequest{Agent: "sleeper", Task: third.Number})
+	if msg := <-finished; msg != "" {
+		t.Fatalf("the other git: %s", msg)
+	}
+	if err != nil || s.Dir != dir {
+		t.Fatalf("a start while another git made its worktree: %+v, %v", s, err)
+	}
+	if _, err := v.svc.Agents.Stop(wctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // A viewer that stops reading is dropped, and neither the agent nor the

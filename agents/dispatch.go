@@ -392,10 +392,25 @@ func cmpDur(v, def time.Duration) time.Duration {
 // failUnread fails the deliveries that went into a session that ended
 // before its agent read them, and has the dispatcher retry them.
 func (s *Service) failUnread(row store.AgentSessionRow, reason string) {
+	s.endUnread(row, func(ctx context.Context, tx *store.Tx) ([]int64, error) {
+		return tx.FailUnread(ctx, row.ID, reason, retryAfter)
+	})
+}
+
+// returnUnread gives back, uncounted and due at once, the deliveries of a
+// session that Atrium's own shutdown ended: another replica, or this one
+// when it starts again, takes them.
+func (s *Service) returnUnread(row store.AgentSessionRow, reason string) {
+	s.endUnread(row, func(ctx context.Context, tx *store.Tx) ([]int64, error) {
+		return tx.ReturnUnread(ctx, row.ID, reason)
+	})
+}
+
+func (s *Service) endUnread(row store.AgentSessionRow, end func(context.Context, *store.Tx) ([]int64, error)) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		ids, err := tx.FailUnread(ctx, row.ID, reason, retryAfter)
+		ids, err := end(ctx, tx)
 		if err != nil || len(ids) == 0 {
 			return err
 		}

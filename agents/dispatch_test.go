@@ -438,3 +438,53 @@ func TestDeliveriesStayInTheirWorkspace(t *testing.T) {
 		t.Error("cancelled from another workspace")
 	}
 }
+
+// Atrium's own ends — a crash, a restart — are no attempt of a delivery's:
+// a delivery caught by ten of them is still on its first attempt, so its
+// next ordinary failure is not its last. (Counted, ten restarts used up the
+// eight attempts, and the next failure gave the wake up for good.)
+func TestRestartsDoNotUseUpADeliverysAttempts(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		db := storetest.MustOpen(t, e, &store.Options{Conns: 4})
+		v := newEnvOver(t, db)
+		recorder(t, v, "duc")
+		task, err := v.svc.Tasks.Create(v.admin, tasks.CreateRequest{Fields: tasks.Fields{Title: new("Through restarts")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := v.svc.Tasks.Ask(v.admin, task.Number, "duc", "Still with us?"); err != nil {
+			t.Fatal(err)
+		}
+		id := deliveriesOf(t, v, "duc")[0].ID
+		generation := waitDelivery(t, v, id, store.DeliveryDelivered).Generation
+		for round := range 10 {
+			if round%2 == 0 {
+				// A crash: the next process finds the session open.
+				if _, err := v.svc.Agents.Pause(v.admin, "duc", true); err != nil {
+					t.Fatal(err)
+				}
+				next := newEnvOver(t, db)
+				if d := waitDelivery(t, next, id, store.DeliveryFailed); d.Attempts != 0 || !strings.Contains(d.Reason, "ended with Atrium") {
+					t.Fatalf("round %d: after a crash the delivery is %+v", round, d)
+				}
+				v.svc.Agents.Shutdown()
+				v = next
+				if _, err := v.svc.Agents.Pause(v.admin, "duc", false); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				// A clean stop, then a start.
+				v.svc.Agents.Shutdown()
+				if d, _ := v.svc.Agents.Delivery(v.admin, id); d.State != store.DeliveryFailed || d.Attempts != 0 || !strings.Contains(d.Reason, "ended with Atrium") {
+					t.Fatalf("round %d: after a clean stop the delivery is %+v", round, d)
+				}
+				v = newEnvOver(t, db)
+			}
+			d := waitDelivery(t, v, id, store.DeliveryDelivered)
+			if d.Generation == generation || d.Attempts != 1 {
+				t.Fatalf("round %d: delivered into generation %d (the last was %d) on attempt %d", round, d.Generation, generation, d.Attempts)
+			}
+			generation = d.Generation
+		}
+	})
+}

@@ -82,6 +82,7 @@ type run struct {
 	mu         sync.Mutex
 	exitCode   int
 	stopping   bool // a stop was asked: it ends as stopped, not exited
+	withAtrium bool // the stop is Atrium's own shutdown, no fault of the session's deliveries
 	status     string
 	cliSession string
 	lastOutput time.Time
@@ -246,9 +247,11 @@ func (ru *run) reap(read func()) {
 }
 
 // stop ends the session: SIGTERM to its group, then SIGKILL after the grace.
-func (ru *run) stop() {
+// withAtrium says that Atrium is shutting down.
+func (ru *run) stop(withAtrium bool) {
 	ru.mu.Lock()
 	ru.stopping = true
+	ru.withAtrium = ru.withAtrium || withAtrium
 	ru.mu.Unlock()
 	procgroup.Signal(ru.pgid, syscall.SIGTERM)
 	select {

@@ -77,7 +77,7 @@ func (s *Service) Enable(ctx context.Context, cfg RunnerConfig) error {
 				return err
 			}
 			// Atrium's own end is no fault of the delivery: again at once.
-			if _, err := tx.FailUnread(ctx, r.ID, "the session "+r.UID+" ended with Atrium before the agent read it", func(int) (time.Time, string) { return tx.Now(), "" }); err != nil {
+			if _, err := tx.ReturnUnread(ctx, r.ID, "the session "+r.UID+" ended with Atrium before the agent read it"); err != nil {
 				return err
 			}
 			if r.TokenID != 0 {
@@ -174,7 +174,11 @@ func (s *Service) start(ctx context.Context, a *atrium.Actor, r StartRequest, on
 	}
 	fail := func(err error) (Session, *run, error) {
 		s.setState(row, StateFailed, err.Error(), nil, true)
-		s.failUnread(row, "the session "+uid+" could not start: "+err.Error())
+		if ctx.Err() != nil { // Atrium is stopping: no fault of the deliveries
+			s.returnUnread(row, "the session "+uid+" ended with Atrium (it stopped) as it started")
+		} else {
+			s.failUnread(row, "the session "+uid+" could not start: "+err.Error())
+		}
 		ses, _ := s.Session(ctx, uid)
 		return ses, nil, err
 	}
@@ -325,7 +329,7 @@ func (s *Service) supervise(row store.AgentSessionRow, ag Agent, wt worktree, ru
 	s.mu.Unlock()
 	s.revoke(row.TokenID)
 	ru.mu.Lock()
-	code, stopped := ru.exitCode, ru.stopping
+	code, stopped, withAtrium := ru.exitCode, ru.stopping, ru.withAtrium
 	ru.mu.Unlock()
 	state, reason := StateExited, ""
 	if stopped {
@@ -345,7 +349,11 @@ func (s *Service) supervise(row store.AgentSessionRow, ag Agent, wt worktree, ru
 		cancel()
 	}
 	s.setState(row, state, reason, &code, true)
-	s.failUnread(row, fmt.Sprintf("the session %s ended (%s, exit code %d) before the agent read it", row.UID, state, code))
+	if withAtrium {
+		s.returnUnread(row, "the session "+row.UID+" ended with Atrium (it stopped) before the agent read it")
+	} else {
+		s.failUnread(row, fmt.Sprintf("the session %s ended (%s, exit code %d) before the agent read it", row.UID, state, code))
+	}
 	ru.endViewers(state)
 	close(ru.ended)
 }
@@ -400,7 +408,7 @@ func (s *Service) Stop(ctx context.Context, uid string) (Session, error) {
 		return cur, atrium.Errorf(atrium.EUnavailable, "session %s runs on replica %s, not this one: stop it there", uid, cur.Replica)
 	}
 	s.log.Info("stopping an agent session", "session", uid, "by", a.Principal.Handle)
-	ru.stop()
+	ru.stop(false)
 	select { // supervise records the end: answer with it
 	case <-ru.ended:
 	case <-ctx.Done():
@@ -527,7 +535,7 @@ func (s *Service) Shutdown() {
 	var wg sync.WaitGroup
 	for _, ru := range runs {
 		wg.Go(func() {
-			ru.stop()
+			ru.stop(true)
 			select { // supervise records the end
 			case <-ru.ended:
 			case <-time.After(30 * time.Second):

@@ -85,6 +85,9 @@ func addWorktree(ctx context.Context, root, name string) (worktree, error) {
 		return wt, nil // a restart finds its work where it left it
 	}
 	if _, err := os.Stat(wt.Dir); err == nil {
+		if soonRegistered(ctx, root, wt) {
+			return wt, nil
+		}
 		return wt, atrium.Errorf(atrium.EConflict, "%s already exists and is not %s's worktree on %s: move it away or remove it", wt.Dir, root, wt.Branch)
 	}
 	args := []string{"worktree", "add", "-b", wt.Branch, wt.Dir, base}
@@ -92,12 +95,35 @@ func addWorktree(ctx context.Context, root, name string) (worktree, error) {
 		args = []string{"worktree", "add", wt.Dir, wt.Branch} // the branch of an earlier session
 	}
 	if _, err := git(ctx, root, args...); err != nil {
+		if soonRegistered(ctx, root, wt) {
+			return wt, nil
+		}
 		return wt, atrium.Errorf(atrium.EInvalid, "cannot create the worktree %s: %v", wt.Dir, err)
 	}
 	if !registered(ctx, root, wt) {
 		return wt, atrium.Errorf(atrium.EInternal, "git created %s but does not list it as a worktree on %s", wt.Dir, wt.Branch)
 	}
 	return wt, nil
+}
+
+// soonRegistered waits a little for wt to be registered, and reports
+// whether it was. Atrium does not kill the git it runs when it dies (a git
+// killed halfway through "worktree add" would leave a half checkout that
+// looks like a worktree), so a git that a crashed Atrium started may still
+// be making wt as the next Atrium starts the session again: found half
+// made, the folder is that git's, not a conflict, once git has finished.
+func soonRegistered(ctx context.Context, root string, wt worktree) bool {
+	for range 20 {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(250 * time.Millisecond):
+		}
+		if registered(ctx, root, wt) {
+			return true
+		}
+	}
+	return false
 }
 
 // registered reports whether git lists wt.Dir as a worktree of root on

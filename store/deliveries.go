@@ -214,7 +214,9 @@ func (tx *Tx) MarkDelivered(ctx context.Context, ids []int64, replica string, se
 
 // ReleaseDeliveries gives back replica's claimed deliveries ids: pending
 // again at next (a session is busy, a limit is reached), or failed with a
-// retry at next (zero: none; an admin retries it).
+// retry at next (zero: none; an admin retries it). Pending again, they were
+// not tried, and the attempt their claim counted is given back: a terminal
+// busy for a minute must not use up a delivery's attempts.
 func (tx *Tx) ReleaseDeliveries(ctx context.Context, ids []int64, replica, state string, next time.Time, reason string) error {
 	if len(ids) == 0 {
 		return nil
@@ -223,9 +225,14 @@ func (tx *Tx) ReleaseDeliveries(ctx context.Context, ids []int64, replica, state
 	if !next.IsZero() {
 		nextAt = sql.NullInt64{Int64: micros(next), Valid: true}
 	}
-	done, err := queryAll(ctx, tx, scanID, `UPDATE agent_deliveries SET state = ?, next_at = ?, reason = ?, claimed_by = '', claim_until = NULL, updated_at = ?
+	refund := 0
+	if state == DeliveryPending {
+		refund = 1
+	}
+	done, err := queryAll(ctx, tx, scanID, `UPDATE agent_deliveries SET state = ?, next_at = ?, reason = ?, claimed_by = '', claim_until = NULL,
+			attempts = CASE WHEN attempts >= ? THEN attempts - ? ELSE 0 END, updated_at = ?
 		WHERE state = 'waking' AND claimed_by = ? AND id IN (`+placeholders(len(ids))+`) RETURNING id`,
-		append([]any{state, nextAt, reason, micros(tx.now), replica}, idArgs(ids)...)...)
+		append([]any{state, nextAt, reason, refund, refund, micros(tx.now), replica}, idArgs(ids)...)...)
 	if err != nil {
 		return err
 	}
@@ -262,6 +269,22 @@ func (tx *Tx) FailUnread(ctx context.Context, session int64, reason string, retr
 		ids = append(ids, r.id)
 	}
 	return ids, nil
+}
+
+// ReturnUnread gives back the deliveries that went into session and were
+// never acknowledged because Atrium itself ended under the session (a crash,
+// a restart): that is no attempt of theirs, so it is not counted against
+// them, and they are due again at once. Counted, a delivery caught by a few
+// restarts would be given up on its next ordinary failure.
+func (tx *Tx) ReturnUnread(ctx context.Context, session int64, reason string) ([]int64, error) {
+	ids, err := queryAll(ctx, tx, scanID, `UPDATE agent_deliveries SET state = 'failed', next_at = ?, reason = ?, session_id = NULL,
+			attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, updated_at = ?
+		WHERE session_id = ? AND state = 'delivered' RETURNING id`, micros(tx.now), reason, micros(tx.now), session)
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(ids)
+	return ids, tx.logDeliveries(ctx, ids, DeliveryFailed, reason)
 }
 
 // AckDeliveries acknowledges agent principal's deliveries in workspace ws
@@ -423,7 +446,9 @@ func (tx *Tx) HasOpenDeliveries(ctx context.Context, ws, principal int64) (bool,
 // so none of them is in flight, and its deliveries need not wait out the
 // lease of a replica that no longer runs.
 func (tx *Tx) ReleaseClaims(ctx context.Context, replica string) error {
-	ids, err := queryAll(ctx, tx, scanID, `UPDATE agent_deliveries SET state = 'pending', claimed_by = '', claim_until = NULL, next_at = ?, updated_at = ?
+	// The claim counted an attempt that never was: given back.
+	ids, err := queryAll(ctx, tx, scanID, `UPDATE agent_deliveries SET state = 'pending', claimed_by = '', claim_until = NULL, next_at = ?,
+			attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, updated_at = ?
 		WHERE state = 'waking' AND claimed_by = ? RETURNING id`, micros(tx.now), micros(tx.now), replica)
 	if err != nil {
 		return err
