@@ -186,7 +186,7 @@ func checkIntact(t *testing.T, srv *server, e store.Engine) {
 	}
 	var orphans int
 	err = db.QueryRowContext(ctx, `SELECT count(*) FROM pages p WHERE NOT EXISTS
-		(SELECT 1 FROM page_revisions r WHERE r.page_id = p.id AND r.revision = p.revision AND r.content = p.content)`).Scan(&orphans)
+		(SELECT 1 FROM page_revisions r WHERE r.page_id = p.id AND r.revision = p.revision AND r.content_hash = p.content_hash)`).Scan(&orphans)
 	if err != nil || orphans != 0 {
 		t.Fatalf("pages whose current revision is missing from their history after the crash: %d %v", orphans, err)
 	}

@@ -359,9 +359,18 @@ func TestRevisionsAndRestore(t *testing.T) {
 		if err != nil || len(more.Revisions) != 1 || more.Revisions[0].Revision != 1 || more.NextCursor != "" {
 			t.Fatalf("more revisions = %+v, %v", more, err)
 		}
-		old, err := v.svc.ReadPage(v.ctx, pages.ReadRequest{Path: "H.md", Revision: 1})
-		if err != nil || old.Content != "one" || old.Page.Revision != 1 {
-			t.Fatalf("read revision 1 = %+v, %v", old, err)
+		// Each revision reads as it was written: the newest from the page
+		// itself, those it replaced from the text moved into their rows.
+		for rev, want := range map[int64]string{1: "one", 2: "two", 3: "three"} {
+			old, err := v.svc.ReadPage(v.ctx, pages.ReadRequest{Path: "H.md", Revision: rev})
+			if err != nil || old.Content != want || old.Page.Revision != rev {
+				t.Fatalf("read revision %d = %+v, %v", rev, old, err)
+			}
+		}
+		for _, r := range append(revs.Revisions, more.Revisions...) {
+			if want := map[int64]int{1: 3, 2: 3, 3: 5}[r.Revision]; r.Size != want {
+				t.Errorf("revision %d lists size %d, want %d", r.Revision, r.Size, want)
+			}
 		}
 		_, err = v.svc.ReadPage(v.ctx, pages.ReadRequest{Path: "H.md", Revision: 9})
 		wantCode(t, err, atrium.ENotFound)
@@ -370,6 +379,9 @@ func TestRevisionsAndRestore(t *testing.T) {
 		r, err := v.svc.RestoreRevision(v.ctx, "H.md", 1, 3)
 		if err != nil || r.Page.Revision != 4 || v.read(t, "H.md").Content != "one" {
 			t.Fatalf("restore = %+v, %v", r, err)
+		}
+		if three, err := v.svc.ReadPage(v.ctx, pages.ReadRequest{Path: "H.md", Revision: 3}); err != nil || three.Content != "three" {
+			t.Fatalf("revision 3 once it is no longer the newest = %+v, %v", three, err)
 		}
 	})
 }

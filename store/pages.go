@@ -206,6 +206,13 @@ func (tx *Tx) UpdatePage(ctx context.Context, p *atrium.Page, idx PageIndex, act
 			return atrium.Errorf(atrium.EConflict, "A page already exists at path: %s", p.Path)
 		}
 	}
+	// The text being replaced goes into its revision's row, which held none
+	// while it was the newest; copied inside the database, before pages
+	// changes. A concurrent writer that wins below rolls this back with it.
+	if _, err := tx.exec(ctx, "UPDATE page_revisions SET content = (SELECT content FROM pages WHERE id = ?) WHERE page_id = ? AND revision = ?",
+		p.ID, p.ID, p.Revision-1); err != nil {
+		return fmt.Errorf("keep the replaced revision's text: %w", err)
+	}
 	// The revision check is part of the update: on PostgreSQL a concurrent
 	// writer that committed first makes this match no row.
 	texts, err := json.Marshal(nonNil(idx.Texts))
@@ -278,9 +285,12 @@ func nonNil(s []string) []string {
 	return s
 }
 
+// addRevision records p's new revision. Its text stays in pages alone while
+// it is the newest (keepRevisionText moves it here when it is replaced), so
+// the store holds a page's current text once.
 func (tx *Tx) addRevision(ctx context.Context, p *atrium.Page, actor int64) error {
-	_, err := tx.exec(ctx, "INSERT INTO page_revisions (page_id, revision, path, content, content_hash, author, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-		p.ID, p.Revision, p.Path, p.Content, p.ContentHash, nullID(actor), micros(tx.now))
+	_, err := tx.exec(ctx, "INSERT INTO page_revisions (page_id, revision, path, content, content_hash, author, created_at) VALUES (?, ?, ?, '', ?, ?, ?)",
+		p.ID, p.Revision, p.Path, p.ContentHash, nullID(actor), micros(tx.now))
 	if err != nil {
 		return fmt.Errorf("insert revision: %w", err)
 	}
@@ -485,15 +495,19 @@ func (tx *Tx) PageCount(ctx context.Context, ws int64) (int, error) {
 	return n, err
 }
 
+// revisionText is a revision's text (r) read with its page (p): the newest
+// revision's is the page's own.
+const revisionText = "CASE WHEN r.revision = p.revision THEN p.content ELSE r.content END"
+
 // PageRevisions lists a page's revisions, newest first, below revision before
 // (0: from the newest), with their content when withContent.
 func (tx *Tx) PageRevisions(ctx context.Context, page, before int64, limit int, withContent bool) ([]atrium.PageRevision, error) {
 	content := "''"
 	if withContent {
-		content = "r.content"
+		content = revisionText
 	}
-	q := `SELECT r.revision, r.path, r.content_hash, LENGTH(r.content), ` + content + `, COALESCE(pr.handle, ''), r.created_at
-		FROM page_revisions r LEFT JOIN principals pr ON pr.id = r.author WHERE r.page_id = ?`
+	q := `SELECT r.revision, r.path, r.content_hash, LENGTH(` + revisionText + `), ` + content + `, COALESCE(pr.handle, ''), r.created_at
+		FROM page_revisions r JOIN pages p ON p.id = r.page_id LEFT JOIN principals pr ON pr.id = r.author WHERE r.page_id = ?`
 	args := []any{page}
 	if before > 0 {
 		q += " AND r.revision < ?"
@@ -515,8 +529,8 @@ func (tx *Tx) PageRevisions(ctx context.Context, page, before int64, limit int, 
 func (tx *Tx) PageRevision(ctx context.Context, page, revision int64) (atrium.PageRevision, error) {
 	var r atrium.PageRevision
 	var at int64
-	err := tx.queryRow(ctx, `SELECT r.revision, r.path, r.content, r.content_hash, COALESCE(pr.handle, ''), r.created_at
-		FROM page_revisions r LEFT JOIN principals pr ON pr.id = r.author WHERE r.page_id = ? AND r.revision = ?`, page, revision).
+	err := tx.queryRow(ctx, `SELECT r.revision, r.path, `+revisionText+`, r.content_hash, COALESCE(pr.handle, ''), r.created_at
+		FROM page_revisions r JOIN pages p ON p.id = r.page_id LEFT JOIN principals pr ON pr.id = r.author WHERE r.page_id = ? AND r.revision = ?`, page, revision).
 		Scan(&r.Revision, &r.Path, &r.Content, &r.ContentHash, &r.Author, &at)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, atrium.Errorf(atrium.ENotFound, "revision %d not found", revision)
