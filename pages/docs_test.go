@@ -1,6 +1,7 @@
 package pages_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -517,4 +518,27 @@ func TestAnonymousReadersSeeOnlyPublicRevisions(t *testing.T) {
 			t.Fatalf("a member's read of revision 1 = %+v, %v", r, err)
 		}
 	})
+}
+
+// An import cuts its batches by text as well as by count: big pages do not
+// come two thousand to a transaction. Every page still goes in, once.
+func TestImportBatchesByBytes(t *testing.T) {
+	v := mustEnv(t, store.SQLite)
+	var files []pages.File
+	for i := range 40 {
+		files = append(files, pages.File{Path: fmt.Sprintf("Big/P%02d.md", i), Content: fmt.Sprintf("# P%02d\n\n%s zanzibar\n", i, strings.Repeat("word ", 200))})
+	}
+	var progress []int
+	res, err := v.svc.Import(v.ctx, slices.Values(files), pages.ImportOptions{BatchBytes: 3000, Progress: func(done int) { progress = append(progress, done) }})
+	if err != nil || res.Created != 40 || len(res.Failed) != 0 {
+		t.Fatalf("import = %+v, %v", res, err)
+	}
+	// ~1 KB a page: three to a batch, so about thirteen batches.
+	if len(progress) < 10 || progress[len(progress)-1] != 40 {
+		t.Errorf("progress after each batch: %v", progress)
+	}
+	found, err := v.svc.Search(v.ctx, pages.SearchRequest{Query: "zanzibar", Limit: 50})
+	if err != nil || found.Total != 40 {
+		t.Errorf("search after the import: %d results, %v", found.Total, err)
+	}
 }

@@ -27,6 +27,10 @@ type ImportOptions struct {
 	// fewer disk syncs, and rewrite the rows of the search index's lists
 	// fewer times. Default 2000.
 	BatchSize int
+	// BatchBytes ends a batch early once its pages hold this much text:
+	// what a batch keeps until it commits is about twenty times its text,
+	// so big pages must not come two thousand at a time. Default 6 MB.
+	BatchBytes int
 	// Progress, if set, is called after each batch with the pages done so far.
 	Progress func(done int)
 }
@@ -63,6 +67,9 @@ func (s *Service) Import(ctx context.Context, files iter.Seq[File], opts ImportO
 	}
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 2000
+	}
+	if opts.BatchBytes <= 0 {
+		opts.BatchBytes = 6 << 20
 	}
 	type item struct {
 		path, content string
@@ -178,14 +185,16 @@ func (s *Service) Import(ctx context.Context, files iter.Seq[File], opts ImportO
 	}
 	// The planner's figures are refreshed whenever the pages written have
 	// doubled since (see store.DB.RefreshPlannerStats).
-	done, refreshed := 0, 1000
+	done, refreshed, batchBytes := 0, 1000, 0
 	for it := range out {
 		if it.err != nil {
 			res.Failed = append(res.Failed, ImportError{Path: it.path, Error: atrium.ErrorMessage(it.err)})
 			continue
 		}
 		batch = append(batch, it)
-		if len(batch) == opts.BatchSize {
+		batchBytes += len(it.content)
+		if len(batch) == opts.BatchSize || batchBytes >= opts.BatchBytes {
+			batchBytes = 0
 			done += len(batch)
 			if err := flush(); err != nil {
 				stopFeed()

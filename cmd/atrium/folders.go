@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -86,6 +87,13 @@ func (g *globals) runImport(ctx context.Context, dir string, exts []string) erro
 	ctx = operator(ctx, actor)
 	if err := records.Check(ctx, a.Services, set); err != nil {
 		return err
+	}
+	// An import's live heap is its batch, a bounded 100–150 MB, which the
+	// collector (GOGC 200, tuned for serving) would let grow to three times
+	// that before collecting: a soft limit holds the peak under 300 MB for
+	// 5–10% more CPU (vaultgen 100k: 432 → 268 MiB). GOMEMLIMIT overrides.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(224 << 20)
 	}
 	prog := vault.NewProgressLine(g.stderr)
 	opts := vault.ImportOptions{Options: vault.Options{Extensions: exts}}
