@@ -296,10 +296,11 @@ func TestSessionRules(t *testing.T) {
 		time.Sleep(time.Second)
 		os.Remove(dir)
 		out, err := exec.Command("git", "-C", repo, "worktree", "add", "-b", "atrium/"+filepath.Base(dir), dir, "main").CombinedOutput()
+		msg := ""
 		if err != nil {
-			finished <- fmt.Sprintf("%v: %s", err, out)
+			msg = fmt.Sprintf("%v: %s", err, out)
 		}
-		finished <- ""
+		finished <- msg
 	}()
 	s, err = v.svc.Agents.Start(wctx, agents.StartRequest{Agent: "sleeper", Task: third.Number})
 	if msg := <-finished; msg != "" {
