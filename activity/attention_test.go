@@ -42,5 +42,12 @@ func TestNeedsAttentionListsMirrorTrouble(t *testing.T) {
 		if diff := cmp.Diff(want, items); diff != "" {
 			t.Errorf("needs attention (-want +got):\n%s", diff)
 		}
+		// Behind three windows of other events (skipped in the database,
+		// never read out) the trouble is still found.
+		w.write(t, ada, "Busy.md", 600)
+		got, err = w.act.NeedsAttention(w.as(t, "bob", atrium.RoleReader), 0)
+		if err != nil || len(got) != 2 || got[0].Kind != "mirror.skipped" || got[1].Kind != "mirror.conflict" {
+			t.Errorf("needs attention behind 600 writes: %+v, %v", got, err)
+		}
 	})
 }

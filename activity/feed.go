@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -94,19 +95,44 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) (Feed, error) {
 		scanned int
 	)
 	before := r.Before
+	// A feed of some kinds looks through each window in the database, and
+	// reads out only the events of its kinds.
+	const window = feedWindow
+	var kinds []string
+	if r.Kinds != nil {
+		for k, on := range r.Kinds {
+			if on {
+				kinds = append(kinds, k)
+			}
+		}
+		slices.Sort(kinds) // one statement shape per set of kinds
+	}
 	for scanned < feedScan {
-		var batch []store.EventBy
+		var (
+			batch []store.EventBy
+			floor int64 // the oldest event of the window read
+			n     int   // events in it
+		)
 		err := s.db.View(ctx, func(tx *store.Tx) (err error) {
-			batch, err = tx.RecentEvents(ctx, a.Workspace.ID, before, feedWindow)
+			if r.Kinds != nil {
+				batch, floor, n, err = tx.RecentEventsOf(ctx, a.Workspace.ID, before, window, kinds)
+				return err
+			}
+			batch, err = tx.RecentEvents(ctx, a.Workspace.ID, before, window)
+			if n = len(batch); n > 0 {
+				floor = batch[n-1].ID
+			}
 			return err
 		})
 		if err != nil {
 			return Feed{}, err
 		}
+		scanned += n
+		if n > 0 {
+			lastID, before = floor, floor
+		}
 		for _, se := range batch {
 			e := EventBy(se)
-			scanned++
-			lastID, before = e.ID, e.ID
 			if !Visible(a, e.Event) || r.Kinds != nil && !r.Kinds[e.Kind] {
 				continue
 			}
@@ -125,7 +151,7 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) (Feed, error) {
 			open = &out.Rows[len(out.Rows)-1]
 			oldest = e.ID
 		}
-		if len(batch) < feedWindow {
+		if n < window {
 			return out, nil // the beginning of the log
 		}
 	}
