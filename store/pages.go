@@ -286,7 +286,7 @@ func nonNil(s []string) []string {
 }
 
 // addRevision records p's new revision. Its text stays in pages alone while
-// it is the newest (keepRevisionText moves it here when it is replaced), so
+// it is the newest (UpdatePage moves it here when it is replaced), so
 // the store holds a page's current text once.
 func (tx *Tx) addRevision(ctx context.Context, p *atrium.Page, actor int64) error {
 	_, err := tx.exec(ctx, "INSERT INTO page_revisions (page_id, revision, path, content, content_hash, author, created_at) VALUES (?, ?, ?, '', ?, ?, ?)",
