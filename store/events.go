@@ -167,16 +167,21 @@ type EventBy struct {
 // before (0: the newest), newest first. The feed reads by ID, so that an
 // event is in it as soon as its transaction committed, stamped or not.
 func (tx *Tx) RecentEvents(ctx context.Context, ws, before int64, limit int) ([]EventBy, error) {
-	cols := "e.id, e.workspace_id, e.actor_id, e.kind, e.subject, e.payload, e.created_at, COALESCE(e.seq, 0)"
 	if before <= 0 {
 		before = math.MaxInt64
 	}
-	return queryAll(ctx, tx, func(sc scanner) (e EventBy, err error) {
-		var handle, kind sql.NullString
-		e.Event, err = scanEventAnd(sc, &handle, &kind)
-		e.Actor, e.ActorKind = handle.String, atrium.PrincipalKind(kind.String)
-		return e, err
-	}, "SELECT "+cols+", p.handle, p.kind FROM events e LEFT JOIN principals p ON p.id = e.actor_id WHERE e.workspace_id = ? AND e.id < ? ORDER BY e.id DESC LIMIT ?", ws, before, limit)
+	return queryAll(ctx, tx, scanEventBy, selectEventBy+" WHERE e.workspace_id = ? AND e.id < ? ORDER BY e.id DESC LIMIT ?", ws, before, limit)
+}
+
+// selectEventBy reads events (e) with who caused them, for scanEventBy.
+const selectEventBy = "SELECT e.id, e.workspace_id, e.actor_id, e.kind, e.subject, e.payload, e.created_at, COALESCE(e.seq, 0), p.handle, p.kind" +
+	" FROM events e LEFT JOIN principals p ON p.id = e.actor_id"
+
+func scanEventBy(sc scanner) (e EventBy, err error) {
+	var handle, kind sql.NullString
+	e.Event, err = scanEventAnd(sc, &handle, &kind)
+	e.Actor, e.ActorKind = handle.String, atrium.PrincipalKind(kind.String)
+	return e, err
 }
 
 // RecentEventsOf reads the window of up to limit events of workspace ws
@@ -194,17 +199,11 @@ func (tx *Tx) RecentEventsOf(ctx context.Context, ws, before int64, limit int, k
 		ws, before, limit).Scan(&low, &n); err != nil || n == 0 || len(kinds) == 0 {
 		return nil, low.Int64, n, err
 	}
-	cols := "e.id, e.workspace_id, e.actor_id, e.kind, e.subject, e.payload, e.created_at, COALESCE(e.seq, 0)"
 	args := []any{ws, low.Int64, before}
 	for _, k := range kinds {
 		args = append(args, k)
 	}
-	events, err = queryAll(ctx, tx, func(sc scanner) (e EventBy, err error) {
-		var handle, kind sql.NullString
-		e.Event, err = scanEventAnd(sc, &handle, &kind)
-		e.Actor, e.ActorKind = handle.String, atrium.PrincipalKind(kind.String)
-		return e, err
-	}, "SELECT "+cols+", p.handle, p.kind FROM events e LEFT JOIN principals p ON p.id = e.actor_id WHERE e.workspace_id = ? AND e.id >= ? AND e.id < ? AND e.kind IN ("+
+	events, err = queryAll(ctx, tx, scanEventBy, selectEventBy+" WHERE e.workspace_id = ? AND e.id >= ? AND e.id < ? AND e.kind IN ("+
 		placeholders(len(kinds))+") ORDER BY e.id DESC", args...)
 	return events, low.Int64, n, err
 }
