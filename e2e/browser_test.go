@@ -560,9 +560,11 @@ func TestBrowserMovesDeletesAndRestores(t *testing.T) {
 	}
 	b := newBrowser(t)
 	b.do("move", chromedp.Navigate(srv.URL+"/login?token="+srv.AdminToken), chromedp.WaitVisible(chromedp.CSS(".who")),
-		chromedp.Navigate(srv.URL+"/pages/Old.md"), chromedp.Click(chromedp.CSS(".page-actions summary")),
-		chromedp.SetValue(chromedp.CSS(`input[name=destination_path]`), "Archive/New name.md"),
-		chromedp.Submit(chromedp.CSS(`input[name=destination_path]`)), chromedp.WaitVisible(chromedp.CSS("article .notice")))
+		// Each step finds its node as it runs (clickNow): the page refreshes
+		// live as the writes above and its own changes arrive.
+		chromedp.Navigate(srv.URL+"/pages/Old.md"), clickNow(".page-actions summary"),
+		setNow(`input[name=destination_path]`, "Archive/New name.md"),
+		byScript(`input[name=destination_path]`, `n.form.requestSubmit()`), chromedp.WaitVisible(chromedp.CSS("article .notice")))
 	if n := read(b, "notice", chromedp.Text(chromedp.CSS("article .notice"))); n != "Moved here: 1 link rewritten in 1 page." {
 		t.Fatalf("move notice = %q", n)
 	}
@@ -570,12 +572,12 @@ func TestBrowserMovesDeletesAndRestores(t *testing.T) {
 	if !strings.Contains(links["content"].(string), "New name]]") {
 		t.Fatalf("the link was not rewritten: %q", links["content"])
 	}
-	b.do("delete", chromedp.Click(chromedp.CSS(".page-actions summary")), chromedp.Click(chromedp.CSS(`form[action^="/delete/"] button`)),
+	b.do("delete", clickNow(".page-actions summary"), clickNow(`form[action^="/delete/"] button`),
 		chromedp.WaitVisible(chromedp.CSS("table.revisions")))
 	if row := read(b, "trash", chromedp.Text(chromedp.CSS("table.revisions tbody"))); !strings.Contains(row, "Archive/New name.md") {
 		t.Fatalf("trash shows %q", row)
 	}
-	b.do("restore", chromedp.Click(chromedp.CSS(`form[action$="/restore"] button`)), chromedp.WaitVisible(chromedp.CSS("article.page")))
+	b.do("restore", clickNow(`form[action$="/restore"] button`), chromedp.WaitVisible(chromedp.CSS("article.page")))
 	if res := callTool(t, cs, "read_page", map[string]any{"path": "Archive/New name.md"}); res.IsError {
 		t.Fatalf("not restored: %+v", res.Content)
 	}
