@@ -131,6 +131,14 @@ func setNow(sel, value string) chromedp.Action[chromedp.Void] {
 	return byScript(sel, `n.value = `+string(v)+`; n.dispatchEvent(new Event("input", {bubbles: true}))`)
 }
 
+// textNow reads the text of the node sel names once it is there, in one
+// evaluation (see clickNow): a page that refreshes live as its own save
+// arrives cannot swap the node between finding and reading it.
+func textNow(sel string) chromedp.Action[string] {
+	q, _ := json.Marshal(sel)
+	return chromedp.Poll[string](`(() => { const n = document.querySelector(` + string(q) + `); return n ? n.textContent : false; })()`)
+}
+
 // byScript runs do on the node sel names once the node is there, all in one
 // evaluation, so no refresh can come between finding the node and acting.
 func byScript(sel, do string) chromedp.Action[chromedp.Void] {
@@ -377,7 +385,7 @@ func TestBrowserEditsAndKeepsTextOnConflict(t *testing.T) {
 	b.do("a new page", chromedp.Navigate(srv.URL+"/edit/Notes/New.md"), chromedp.WaitVisible(chromedp.CSS(`textarea[name=content]`)),
 		chromedp.SetValue(chromedp.CSS(`textarea[name=content]`), "# New\n\nmade in the browser\n"),
 		chromedp.Click(chromedp.CSS(`button[value=save]`)), chromedp.WaitVisible(chromedp.CSS("article.page")))
-	if title := read(b, "new page", chromedp.Text(chromedp.CSS(".markdown h1"))); title != "New" {
+	if title := read(b, "new page", textNow(".markdown h1")); title != "New" {
 		t.Fatalf("new page heading = %q", title)
 	}
 }
