@@ -13,9 +13,10 @@ import (
 // A Match says which pages are search candidates: pages holding every token of
 // AllOf, at least one of AnyOf (when not empty) and none of NoneOf. A token
 // ending in "*" is a prefix. Tokens are search tokens (letters and digits);
-// the engines index each page's distinct tokens verbatim — FTS5 with the ascii
-// tokenizer, a tsvector built from the token array — so that both find the
-// same pages, and ranking happens in Go.
+// the engines index each page's distinct tokens verbatim — FTS5, a tsvector
+// built from the token array — so that both find the same pages, and ranking
+// happens in Go. Neither keeps positions (FTS5's detail=none): phrases are
+// checked against the text.
 type Match struct {
 	AllOf, AnyOf, NoneOf []string
 }
