@@ -152,10 +152,12 @@ func (tx *Tx) InsertPage(ctx context.Context, p *atrium.Page, idx PageIndex, act
 	args := []any{p.UID, p.WorkspaceID, p.Path, key, parentKey(key), p.Title, strings.ToLower(p.Title), StemKey(p.Path), p.Icon, string(tags), string(p.Access),
 		p.Content, idx.Headings, string(texts), p.ContentHash, p.Revision}
 	args = append(args, lenArgs(idx.Lens, 1)...)
-	args = append(args, strings.Join(idx.Stems, " "), nullID(actor), micros(tx.now), nullID(actor), micros(tx.now))
+	args = append(args, nullID(actor), micros(tx.now), nullID(actor), micros(tx.now))
+	cols, vals, dargs := tx.indexColumns(idx)
+	args = append(args, dargs...)
 	err = tx.queryRow(ctx, `INSERT INTO pages (uid, workspace_id, path, path_key, parent_key, title, title_key, stem_key, icon, tags, access,
-		content, headings, field_texts, content_hash, revision, `+lenColumns()+`, stems, created_by, created_at, updated_by, updated_at)
-		VALUES (`+placeholders(len(args))+`)
+		content, headings, field_texts, content_hash, revision, `+lenColumns()+`, created_by, created_at, updated_by, updated_at`+cols+`)
+		VALUES (`+placeholders(len(args)-len(dargs))+vals+`)
 		ON CONFLICT (workspace_id, path_key) DO NOTHING RETURNING id`, args...).Scan(&p.ID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return atrium.Errorf(atrium.EConflict, "A page already exists at path: %s", p.Path)
@@ -172,18 +174,18 @@ func (tx *Tx) InsertPage(ctx context.Context, p *atrium.Page, idx PageIndex, act
 	if err := tx.adjustStats(ctx, p.WorkspaceID, 1, idx.Lens, 1); err != nil {
 		return err
 	}
-	return tx.writeIndex(ctx, p, idx, inserted)
+	return tx.writeIndex(ctx, p, idx, unindexed)
 }
 
 // UpdatePage stores p's new content, metadata and path as its next revision.
 // p.Revision must be the revision it replaces; it is incremented here.
 func (tx *Tx) UpdatePage(ctx context.Context, p *atrium.Page, idx PageIndex, actor int64) error {
 	var (
-		oldPath, oldAccess string
-		old                [SearchFields]int
+		oldPath, oldAccess, oldStems string
+		old                          [SearchFields]int
 	)
-	err := tx.queryRow(ctx, "SELECT path, access, "+lenColumns()+" FROM pages WHERE id = ? AND revision = ?", p.ID, p.Revision).
-		Scan(append([]any{&oldPath, &oldAccess}, lenDest(&old)...)...)
+	err := tx.queryRow(ctx, "SELECT path, access, stems, "+lenColumns()+" FROM pages WHERE id = ? AND revision = ?", p.ID, p.Revision).
+		Scan(append([]any{&oldPath, &oldAccess, &oldStems}, lenDest(&old)...)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return atrium.Errorf(atrium.EConflict, "Page was modified concurrently: %s is no longer at revision %d; read it again", p.Path, p.Revision)
 	}
@@ -222,9 +224,11 @@ func (tx *Tx) UpdatePage(ctx context.Context, p *atrium.Page, idx PageIndex, act
 	args := []any{p.Path, key, parentKey(key), p.Title, strings.ToLower(p.Title), StemKey(p.Path), p.Icon, string(tags), string(p.Access),
 		p.Content, idx.Headings, string(texts), p.ContentHash, p.Revision}
 	args = append(args, lenArgs(idx.Lens, 1)...)
+	args = append(args, nullID(actor), micros(tx.now))
+	sets, dargs := tx.indexSets(idx)
 	upd, err := tx.exec(ctx, `UPDATE pages SET path = ?, path_key = ?, parent_key = ?, title = ?, title_key = ?, stem_key = ?, icon = ?, tags = ?, access = ?,
-		content = ?, headings = ?, field_texts = ?, content_hash = ?, revision = ?, `+lenSets()+`, updated_by = ?, updated_at = ?
-		WHERE id = ? AND revision = ?`, append(args, nullID(actor), micros(tx.now), p.ID, p.Revision-1)...)
+		content = ?, headings = ?, field_texts = ?, content_hash = ?, revision = ?, `+lenSets()+`, updated_by = ?, updated_at = ?`+sets+`
+		WHERE id = ? AND revision = ?`, append(append(args, dargs...), p.ID, p.Revision-1)...)
 	if err != nil {
 		return fmt.Errorf("update page: %w", err)
 	}
@@ -243,6 +247,7 @@ func (tx *Tx) UpdatePage(ctx context.Context, p *atrium.Page, idx PageIndex, act
 			return err
 		}
 	}
+	tx.basePostings(p.WorkspaceID, p.ID, oldStems)
 	return tx.replaceIndex(ctx, p, old, idx, indexed)
 }
 
@@ -297,13 +302,13 @@ func (tx *Tx) addRevision(ctx context.Context, p *atrium.Page, actor int64) erro
 	return nil
 }
 
-// How writeIndex finds the page's index entries.
+// How writeIndex finds the page's index entries. Whatever the state, the
+// page's row already records its new stems (indexColumns).
 type indexState int
 
 const (
-	indexed   indexState = iota // the page has entries to replace
+	indexed   indexState = iota // entries to replace: the lists of the stems given to basePostings hold its postings
 	unindexed                   // none: trashed, or never written
-	inserted                    // none, and its row records its stems already
 	rebuilt                     // entries to replace, but no postings (ClearPostings)
 )
 
@@ -334,24 +339,35 @@ func (tx *Tx) writeIndex(ctx context.Context, p *atrium.Page, idx PageIndex, sta
 			return err
 		}
 	}
-	if err := tx.setPostings(ctx, p.WorkspaceID, p.ID, idx, state); err != nil {
+	if err := tx.setPostings(p.WorkspaceID, p.ID, idx, state); err != nil {
 		return err
 	}
-	tokens := idx.Tokens
-	if tokens == nil {
-		tokens = []string{}
-	}
-	switch tx.db.engine {
-	case SQLite:
+	if tx.db.engine == SQLite {
 		if replace {
 			tx.fts = append(tx.fts, ftsOp{"DELETE FROM page_fts WHERE rowid = ?", []any{p.ID}})
 		}
-		tx.fts = append(tx.fts, ftsOp{"INSERT INTO page_fts (rowid, tokens) VALUES (?, ?)", []any{p.ID, ftsTokens(p.WorkspaceID, tokens)}})
-		return nil
-	default:
-		_, err := tx.exec(ctx, "UPDATE pages SET tsv = array_to_tsvector(?::text[]) WHERE id = ?", tokens, p.ID)
-		return err
+		tx.fts = append(tx.fts, ftsOp{"INSERT INTO page_fts (rowid, tokens) VALUES (?, ?)", []any{p.ID, ftsTokens(p.WorkspaceID, idx.Tokens)}})
 	}
+	return nil
+}
+
+// indexColumns are the columns of the page's row that hold its index —
+// its stems, and on PostgreSQL its tokens (tsv) — as ", col, …", their
+// placeholders as ", ?, …", and their values: written with the row itself,
+// which a second UPDATE would rewrite whole (content and all) for them.
+func (tx *Tx) indexColumns(idx PageIndex) (cols, vals string, args []any) {
+	if tx.db.engine == SQLite {
+		return ", stems", ", ?", []any{strings.Join(idx.Stems, " ")}
+	}
+	return ", stems, tsv", ", ?, array_to_tsvector(?::text[])", []any{strings.Join(idx.Stems, " "), nonNil(idx.Tokens)}
+}
+
+// indexSets are indexColumns as ", col = ?, …" for an UPDATE.
+func (tx *Tx) indexSets(idx PageIndex) (string, []any) {
+	if tx.db.engine == SQLite {
+		return ", stems = ?", []any{strings.Join(idx.Stems, " ")}
+	}
+	return ", stems = ?, tsv = array_to_tsvector(?::text[])", []any{strings.Join(idx.Stems, " "), nonNil(idx.Tokens)}
 }
 
 // addFolders adds delta to the page counts of every folder above path,
@@ -728,14 +744,15 @@ func (tx *Tx) ReindexPage(ctx context.Context, p *atrium.Page, idx PageIndex) er
 }
 
 // setDerived writes what the page's row keeps of idx: its headings, field
-// lengths and field texts.
+// lengths, field texts and index columns.
 func (tx *Tx) setDerived(ctx context.Context, page int64, idx PageIndex) error {
 	texts, err := json.Marshal(nonNil(idx.Texts))
 	if err != nil {
 		return err
 	}
 	args := append([]any{idx.Headings, string(texts)}, lenArgs(idx.Lens, 1)...)
-	_, err = tx.exec(ctx, "UPDATE pages SET headings = ?, field_texts = ?, "+lenSets()+" WHERE id = ?", append(args, page)...)
+	sets, dargs := tx.indexSets(idx)
+	_, err = tx.exec(ctx, "UPDATE pages SET headings = ?, field_texts = ?, "+lenSets()+sets+" WHERE id = ?", append(append(args, dargs...), page)...)
 	return err
 }
 

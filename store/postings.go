@@ -60,20 +60,40 @@ type pendingPage struct {
 }
 
 // setPostings records the page's postings now; flushPostings writes them.
-func (tx *Tx) setPostings(ctx context.Context, ws, page int64, idx PageIndex, state indexState) error {
+// The page's row records its stems already (indexColumns): for a page
+// whose lists hold older postings (indexed), the stems it recorded before
+// were given to basePostings first.
+func (tx *Tx) setPostings(ws, page int64, idx PageIndex, state indexState) error {
 	if len(idx.Stems) != len(idx.Postings) {
 		return fmt.Errorf("page index has %d stems and %d postings", len(idx.Stems), len(idx.Postings))
 	}
-	p, err := tx.pendingOf(ctx, ws, page, state)
-	if err != nil {
-		return err
+	p := tx.pending[page]
+	if p == nil {
+		if state == indexed {
+			return fmt.Errorf("page %d: the stems its lists hold were not read before its row changed", page)
+		}
+		p = tx.addPending(ws, page, "")
 	}
 	p.stems, p.bodies = idx.Stems, idx.Postings
-	if state == inserted {
-		return nil
+	return nil
+}
+
+// basePostings records that the lists of stems (as pages.stems holds them)
+// hold the page's postings until this transaction's change, unless an
+// earlier change of the transaction said so already.
+func (tx *Tx) basePostings(ws, page int64, stems string) {
+	if tx.pending[page] == nil {
+		tx.addPending(ws, page, stems)
 	}
-	_, err = tx.exec(ctx, "UPDATE pages SET stems = ? WHERE id = ?", strings.Join(idx.Stems, " "), page)
-	return err
+}
+
+func (tx *Tx) addPending(ws, page int64, base string) *pendingPage {
+	if tx.pending == nil {
+		tx.pending = map[int64]*pendingPage{}
+	}
+	p := &pendingPage{ws: ws, base: base}
+	tx.pending[page] = p
+	return p
 }
 
 // dropPostings records that the page holds no stem any more.
@@ -82,34 +102,17 @@ func (tx *Tx) dropPostings(ctx context.Context, page int64) error {
 	if err := tx.queryRow(ctx, "SELECT workspace_id FROM pages WHERE id = ?", page).Scan(&ws); err != nil {
 		return fmt.Errorf("read page: %w", err)
 	}
-	p, err := tx.pendingOf(ctx, ws, page, indexed)
-	if err != nil {
-		return err
+	p := tx.pending[page]
+	if p == nil {
+		var base string
+		if err := tx.queryRow(ctx, "SELECT stems FROM pages WHERE id = ?", page).Scan(&base); err != nil {
+			return fmt.Errorf("read page stems: %w", err)
+		}
+		p = tx.addPending(ws, page, base)
 	}
 	p.stems, p.bodies = nil, nil
-	_, err = tx.exec(ctx, "UPDATE pages SET stems = '' WHERE id = ?", page)
+	_, err := tx.exec(ctx, "UPDATE pages SET stems = '' WHERE id = ?", page)
 	return err
-}
-
-// pendingOf returns the transaction's record of the page, made at its first
-// change. The lists holding its older postings are, for an indexed page,
-// those of the stems it records, unless it is pending already: then those
-// its pending row names, which flushPostings reads for all the pages at once.
-func (tx *Tx) pendingOf(ctx context.Context, ws, page int64, state indexState) (*pendingPage, error) {
-	if p := tx.pending[page]; p != nil {
-		return p, nil
-	}
-	p := &pendingPage{ws: ws}
-	if state == indexed {
-		if err := tx.queryRow(ctx, "SELECT stems FROM pages WHERE id = ?", page).Scan(&p.base); err != nil {
-			return nil, fmt.Errorf("read page stems: %w", err)
-		}
-	}
-	if tx.pending == nil {
-		tx.pending = map[int64]*pendingPage{}
-	}
-	tx.pending[page] = p
-	return p, nil
 }
 
 // pendingBases sets the base of each of pages that is pending already to
