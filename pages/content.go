@@ -81,8 +81,8 @@ func (p *parsed) index(path string) store.PageIndex {
 	for i, t := range toks {
 		idx.Lens[i] = len(t)
 	}
-	idx.Tokens = search.IndexTokens(toks[:]...)
-	idx.Stems, idx.Postings = search.PagePostings(fields, p.access == atrium.AccessPublic)
+	x := search.IndexPage(fields, p.access == atrium.AccessPublic)
+	idx.Tokens, idx.Stems, idx.Postings = x.Tokens, x.Stems, x.Postings
 	for _, l := range p.doc.Links {
 		if key, ok := linkKey(path, l); ok {
 			idx.Links = append(idx.Links, atrium.PageLink{Kind: linkKind(l), Target: l.Target, Key: key, Heading: l.Heading, Line: l.Line})

@@ -22,14 +22,7 @@ func BenchmarkMatch(b *testing.B) {
 	docs := make([]search.Doc, 100)
 	var st search.Stats
 	for i := range docs {
-		text := prose(uint64(i), 2050)
-		lines := strings.Split(text, "\n")
-		d := search.Doc{
-			Title:    search.Tokenize(lines[0]),
-			Tags:     search.Tokenize("ops deploy"),
-			Headings: search.Tokenize(lines[1] + " " + lines[2]),
-			Body:     search.Tokenize(strings.Join(lines[3:], "\n")),
-		}
+		d := proseDoc(uint64(i), 2050)
 		docs[i] = d
 		st.Avg[search.FieldTitle] += float64(len(d.Title)) / 100
 		st.Avg[search.FieldTags] += float64(len(d.Tags)) / 100
@@ -51,5 +44,27 @@ func BenchmarkMatch(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkIndexPage derives what the store keeps of a page of about 450
+// tokens: its index tokens and its postings, as every write and import does.
+func BenchmarkIndexPage(b *testing.B) {
+	d := proseDoc(7, 3000)
+	b.ReportAllocs()
+	for b.Loop() {
+		search.IndexPage(d, true)
+	}
+}
+
+// proseDoc is a page of about n bytes of prose: its first line the title,
+// the next two its headings, the rest its body.
+func proseDoc(seed uint64, n int) search.Doc {
+	lines := strings.Split(prose(seed, n), "\n")
+	return search.Doc{
+		Title:    search.Tokenize(lines[0]),
+		Tags:     search.Tokenize("ops deploy"),
+		Headings: search.Tokenize(lines[1] + " " + lines[2]),
+		Body:     search.Tokenize(strings.Join(lines[3:], "\n")),
 	}
 }

@@ -31,39 +31,88 @@ const (
 // PagePostings returns the distinct stems of a page whose fields tokenize to
 // d, sorted, and the posting of each.
 func PagePostings(d Doc, public bool) (stems []string, postings [][]byte) {
+	x := IndexPage(d, public)
+	return x.Stems, x.Postings
+}
+
+// A PageIndex is what the engines index of a page: its IndexTokens, and its
+// distinct stems, sorted, with the posting of each (PagePostings).
+type PageIndex struct {
+	Tokens   []string
+	Stems    []string
+	Postings [][]byte
+}
+
+// IndexPage derives a page's index from its fields at once: each distinct
+// token is stemmed once, and the occurrences are grouped by stem by counting
+// rather than by sorting them — a page of a few hundred words has a few
+// hundred distinct ones.
+func IndexPage(d Doc, public bool) PageIndex {
 	fields := d.Fields()
-	type occurrence struct {
-		stem       string
-		field, pos uint32
-	}
 	n := 0
 	for _, toks := range fields {
 		n += len(toks)
 	}
-	occs := make([]occurrence, 0, n)
-	for f, toks := range fields {
-		for pos, tok := range toks {
-			occs = append(occs, occurrence{Stem(tok), uint32(f), uint32(pos)})
+	// Each distinct token's stem, as an index into stems; and the stem of
+	// each occurrence, field by field, position by position.
+	stemOf := make(map[string]int32, n/2+1)
+	stemAt := make(map[string]int32, n/2+1)
+	var stems []string
+	tokens := make([]string, 0, n/2+1)
+	occ := make([]int32, n)
+	k := 0
+	for _, toks := range fields {
+		for _, tok := range toks {
+			si, ok := stemOf[tok]
+			if !ok {
+				tokens = append(tokens, tok)
+				st := Stem(tok)
+				if si, ok = stemAt[st]; !ok {
+					si = int32(len(stems))
+					stems = append(stems, st)
+					stemAt[st] = si
+				}
+				stemOf[tok] = si
+			}
+			occ[k] = si
+			k++
 		}
 	}
-	// By stem, then field and position: each stem's run is its posting.
-	slices.SortFunc(occs, func(x, y occurrence) int {
-		if c := strings.Compare(x.stem, y.stem); c != 0 {
-			return c
+	// The stems in order, and where each one's occurrences start in a list
+	// grouped by stem; filled in the fields' and positions' order, each
+	// stem's run is in that order too.
+	order := make([]int32, len(stems))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(x, y int32) int { return strings.Compare(stems[x], stems[y]) })
+	count := make([]int32, len(stems))
+	for _, si := range occ {
+		count[si]++
+	}
+	start := make([]int32, len(stems)+1) // by stem index, in sorted order's layout
+	at := int32(0)
+	for _, si := range order {
+		start[si] = at
+		at += count[si]
+	}
+	type place struct{ field, pos uint32 }
+	grouped := make([]place, n)
+	fill := slices.Clone(start[:len(stems)])
+	k = 0
+	for f, toks := range fields {
+		for pos := range toks {
+			si := occ[k]
+			grouped[fill[si]] = place{uint32(f), uint32(pos)}
+			fill[si]++
+			k++
 		}
-		if x.field != y.field {
-			return int(x.field) - int(y.field)
-		}
-		return int(x.pos) - int(y.pos)
-	})
+	}
+	out := PageIndex{Stems: make([]string, len(stems)), Postings: make([][]byte, len(stems))}
 	buf := make([]byte, 0, 4*n)
-	var ends []int
-	for i := 0; i < len(occs); {
-		j := i + 1
-		for j < len(occs) && occs[j].stem == occs[i].stem {
-			j++
-		}
-		run := occs[i:j]
+	ends := make([]int, len(stems))
+	for i, si := range order {
+		run := grouped[start[si] : start[si]+count[si]]
 		var flags byte
 		if public {
 			flags |= flagPublic
@@ -80,24 +129,30 @@ func PagePostings(d Doc, public bool) (stems []string, postings [][]byte) {
 				buf = binary.AppendUvarint(buf, uint64(len(fields[f])))
 			}
 		}
-		for k, o := range run {
-			if k > 0 && run[k-1].field == o.field {
-				buf = binary.AppendUvarint(buf, uint64(o.pos-run[k-1].pos))
+		for j, o := range run {
+			if j > 0 && run[j-1].field == o.field {
+				buf = binary.AppendUvarint(buf, uint64(o.pos-run[j-1].pos))
 			} else {
 				buf = binary.AppendUvarint(buf, uint64(o.pos))
 			}
 		}
-		stems = append(stems, occs[i].stem)
-		ends = append(ends, len(buf))
-		i = j
+		out.Stems[i] = stems[si]
+		ends[i] = len(buf)
 	}
-	postings = make([][]byte, len(stems))
-	start := 0
+	from := 0
 	for i, end := range ends {
-		postings[i] = buf[start:end:end]
-		start = end
+		out.Postings[i] = buf[from:end:end]
+		from = end
 	}
-	return stems, postings
+	// The index tokens: every distinct token and every stem.
+	for _, st := range stems {
+		if _, ok := stemOf[st]; !ok {
+			tokens = append(tokens, st)
+		}
+	}
+	slices.Sort(tokens)
+	out.Tokens = tokens
+	return out
 }
 
 // posting is a decoded posting's head: where its positions start in body.

@@ -150,7 +150,8 @@ func stemIs[T string | []byte](tok T, stem string) bool {
 // IndexTokens are the tokens an engine indexes for a page whose fields
 // tokenize to fields, sorted and distinct: each token as written, which
 // prefixes match, and its stem, which words match. Every page that Match
-// accepts holds its query's Retrieval in these.
+// accepts holds its query's Retrieval in these. IndexPage gives the same
+// as part of a page's index.
 func IndexTokens(fields ...[]string) []string {
 	seen := map[string]bool{}
 	var out []string

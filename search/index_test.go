@@ -1,0 +1,107 @@
+package search_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/atrium-hq/atrium/search"
+)
+
+// IndexPage gives what IndexTokens and a posting written out by the book
+// (PagePostings' format, one stem at a time) give, on pages of every field,
+// repeated words, words whose stem is another word, and empty fields.
+func TestIndexPageMatchesTheFormat(t *testing.T) {
+	docs := []search.Doc{
+		{},
+		{Body: search.Tokenize("running runs run the runner ran")},
+		{
+			Title:    search.Tokenize("Deploying the deploy"),
+			Tags:     search.Tokenize("ops deploy"),
+			Headings: search.Tokenize("Deployments\nRolling back"),
+			Body:     search.Tokenize("Deploy, deployed, deploying: every deployment rolls back when a check fails. Checks check checking."),
+			Aliases:  search.Tokenize("rollout"),
+			Summary:  search.Tokenize("How we deploy"),
+			Meta:     search.Tokenize("owner ops"),
+		},
+	}
+	for i := range 20 {
+		text := prose(uint64(100+i), 400+97*i)
+		lines := strings.Split(text, "\n")
+		docs = append(docs, search.Doc{
+			Title:    search.Tokenize(lines[0]),
+			Headings: search.Tokenize(strings.Join(lines[1:min(3, len(lines))], "\n")),
+			Body:     search.Tokenize(text),
+			Meta:     search.Tokenize(lines[len(lines)-1]),
+		})
+	}
+	for i, d := range docs {
+		for _, public := range []bool{false, true} {
+			t.Run(fmt.Sprintf("doc%d-public=%v", i, public), func(t *testing.T) {
+				got := search.IndexPage(d, public)
+				f := d.Fields()
+				if diff := cmp.Diff(search.IndexTokens(f[:]...), got.Tokens, cmpEmpty); diff != "" {
+					t.Errorf("tokens (-IndexTokens +IndexPage):\n%s", diff)
+				}
+				stems, postings := postingsByTheBook(d, public)
+				if diff := cmp.Diff(stems, got.Stems, cmpEmpty); diff != "" {
+					t.Errorf("stems (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(postings, got.Postings, cmpEmpty); diff != "" {
+					t.Errorf("postings (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}
+
+var cmpEmpty = cmpopts.EquateEmpty()
+
+// postingsByTheBook writes each stem's posting as the format says, looking
+// the stem up in every field, one stem at a time.
+func postingsByTheBook(d search.Doc, public bool) ([]string, [][]byte) {
+	fields := d.Fields()
+	var stems []string
+	for _, toks := range fields {
+		for _, tok := range toks {
+			stems = append(stems, search.Stem(tok))
+		}
+	}
+	slices.Sort(stems)
+	stems = slices.Compact(stems)
+	var postings [][]byte
+	for _, st := range stems {
+		var flags byte
+		if public {
+			flags = 1 << search.NumFields
+		}
+		var head, positions []byte
+		for f, toks := range fields {
+			var at []int
+			for pos, tok := range toks {
+				if search.Stem(tok) == st {
+					at = append(at, pos)
+				}
+			}
+			if len(at) == 0 {
+				continue
+			}
+			flags |= 1 << f
+			head = binary.AppendUvarint(head, uint64(len(at)))
+			head = binary.AppendUvarint(head, uint64(len(toks)))
+			for k, pos := range at {
+				if k > 0 {
+					pos -= at[k-1]
+				}
+				positions = binary.AppendUvarint(positions, uint64(pos))
+			}
+		}
+		postings = append(postings, append(append([]byte{flags}, head...), positions...))
+	}
+	return stems, postings
+}
