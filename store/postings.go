@@ -80,7 +80,9 @@ func (tx *Tx) setPostings(ws, page int64, idx PageIndex, state indexState) error
 
 // basePostings records that the lists of stems (as pages.stems holds them)
 // hold the page's postings until this transaction's change, unless an
-// earlier change of the transaction said so already.
+// earlier change of the transaction said so already. (For a page waiting in
+// search_pending, its row there names them instead: flushPostings reads
+// those for all such pages at once.)
 func (tx *Tx) basePostings(ws, page int64, stems string) {
 	if tx.pending[page] == nil {
 		tx.addPending(ws, page, stems)
