@@ -655,6 +655,7 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err := sqltx.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&current); err != nil {
 		return err
 	}
+	announced := current == 0 // a new store migrates in a blink
 	for _, name := range names {
 		v, err := strconv.Atoi(strings.SplitN(name, "_", 2)[0])
 		if err != nil {
@@ -662,6 +663,12 @@ func (db *DB) migrate(ctx context.Context) error {
 		}
 		if v <= current {
 			continue
+		}
+		if !announced {
+			// Some migrations rewrite an index of every page (0026: 10
+			// minutes at a million pages): say why the start waits.
+			db.log.Info("upgrading the store; a large one can take minutes", "engine", db.engine, "from_version", current, "to_version", len(names))
+			announced = true
 		}
 		body, err := migrationFS.ReadFile(path.Join(dir, name))
 		if err != nil {
