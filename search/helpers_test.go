@@ -2,7 +2,10 @@ package search_test
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
+
+	"github.com/atrium-hq/atrium/search"
 )
 
 // vocabulary mixes common words, capitals, accents and digits, as pages do.
@@ -31,4 +34,23 @@ func prose(seed uint64, n int) string {
 		}
 	}
 	return b.String()
+}
+
+// indexTokens is PageIndex.Tokens as its definition reads: every token of
+// fields and the stem of each, sorted and distinct.
+func indexTokens(fields ...[]string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, toks := range fields {
+		for _, t := range toks {
+			for _, t := range [2]string{t, search.Stem(t)} {
+				if !seen[t] {
+					seen[t] = true
+					out = append(out, t)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

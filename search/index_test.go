@@ -13,7 +13,7 @@ import (
 	"github.com/atrium-hq/atrium/search"
 )
 
-// IndexPage gives what IndexTokens and a posting written out by the book
+// IndexPage gives what indexTokens and a posting written out by the book
 // (PagePostings' format, one stem at a time) give, on pages of every field,
 // repeated words, words whose stem is another word, and empty fields.
 func TestIndexPageMatchesTheFormat(t *testing.T) {
@@ -45,8 +45,8 @@ func TestIndexPageMatchesTheFormat(t *testing.T) {
 			t.Run(fmt.Sprintf("doc%d-public=%v", i, public), func(t *testing.T) {
 				got := search.IndexPage(d, public)
 				f := d.Fields()
-				if diff := cmp.Diff(search.IndexTokens(f[:]...), got.Tokens, cmpEmpty); diff != "" {
-					t.Errorf("tokens (-IndexTokens +IndexPage):\n%s", diff)
+				if diff := cmp.Diff(indexTokens(f[:]...), got.Tokens, cmpEmpty); diff != "" {
+					t.Errorf("tokens (-indexTokens +IndexPage):\n%s", diff)
 				}
 				stems, postings := postingsByTheBook(d, public)
 				if diff := cmp.Diff(stems, got.Stems, cmpEmpty); diff != "" {

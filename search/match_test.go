@@ -233,7 +233,7 @@ func TestMatchDegenerateStats(t *testing.T) {
 
 // candidate is what the engine does with a Retrieval: token presence only.
 func candidate(r search.Retrieval, d search.Doc) bool {
-	index := search.IndexTokens(d.Title, d.Tags, d.Headings, d.Body)
+	index := indexTokens(d.Title, d.Tags, d.Headings, d.Body)
 	has := func(entry string) bool {
 		word, prefix := strings.CutSuffix(entry, "*")
 		for _, tok := range index {

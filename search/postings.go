@@ -35,10 +35,15 @@ func PagePostings(d Doc, public bool) (stems []string, postings [][]byte) {
 	return x.Stems, x.Postings
 }
 
-// A PageIndex is what the engines index of a page: its IndexTokens, and its
-// distinct stems, sorted, with the posting of each (PagePostings).
+// A PageIndex is what the engines index of a page.
 type PageIndex struct {
-	Tokens   []string
+	// Tokens are what the engines' full-text indexes hold, sorted and
+	// distinct: each token as written, which prefixes match, and its stem,
+	// which words match. Every page that Match accepts holds its query's
+	// Retrieval in these.
+	Tokens []string
+	// Stems are the distinct stems, sorted, and Postings the posting of
+	// each (PagePostings).
 	Stems    []string
 	Postings [][]byte
 }
@@ -90,7 +95,7 @@ func IndexPage(d Doc, public bool) PageIndex {
 	for _, si := range occ {
 		count[si]++
 	}
-	start := make([]int32, len(stems)+1) // by stem index, in sorted order's layout
+	start := make([]int32, len(stems)) // by stem index, in sorted order's layout
 	at := int32(0)
 	for _, si := range order {
 		start[si] = at
@@ -98,7 +103,7 @@ func IndexPage(d Doc, public bool) PageIndex {
 	}
 	type place struct{ field, pos uint32 }
 	grouped := make([]place, n)
-	fill := slices.Clone(start[:len(stems)])
+	fill := slices.Clone(start)
 	k = 0
 	for f, toks := range fields {
 		for pos := range toks {

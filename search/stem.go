@@ -1,7 +1,6 @@
 package search
 
 import (
-	"slices"
 	"strings"
 )
 
@@ -145,26 +144,4 @@ func stemIs[T string | []byte](tok T, stem string) bool {
 	}
 	n, m := stemLen(tok)
 	return n == len(root) && m == marked
-}
-
-// IndexTokens are the tokens an engine indexes for a page whose fields
-// tokenize to fields, sorted and distinct: each token as written, which
-// prefixes match, and its stem, which words match. Every page that Match
-// accepts holds its query's Retrieval in these. IndexPage gives the same
-// as part of a page's index.
-func IndexTokens(fields ...[]string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, toks := range fields {
-		for _, t := range toks {
-			for _, t := range [2]string{t, Stem(t)} {
-				if !seen[t] {
-					seen[t] = true
-					out = append(out, t)
-				}
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
 }
