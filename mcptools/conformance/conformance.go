@@ -474,11 +474,19 @@ func slowFixture() *mcpserver.Tool {
 	return mcpserver.NewTool(&mcp.Tool{
 		Name:        "test_slow",
 		Title:       "Slow call",
-		Description: "Takes ms milliseconds (at most 10000) to answer, or stops when cancelled. For testing shutdown, cancellation and timeouts.",
+		Description: "Takes ms milliseconds (at most 10000) to answer, or stops when cancelled; with _meta.progressToken it reports progress 0 as it begins. For testing shutdown, cancellation and timeouts.",
 		Annotations: readOnly("Slow call"),
-	}, atrium.RoleReader, func(ctx context.Context, _ *mcp.CallToolRequest, in SlowInput) (SlowOutput, error) {
+	}, atrium.RoleReader, func(ctx context.Context, req *mcp.CallToolRequest, in SlowInput) (SlowOutput, error) {
 		if in.MS < 0 || in.MS > 10000 {
 			return SlowOutput{}, atrium.Errorf(atrium.EInvalid, "ms must be between 0 and 10000, not %d", in.MS)
+		}
+		// A caller learns the call has begun, not merely been sent: a
+		// request written out may still wait in the listener's queue.
+		if token := req.Params.GetProgressToken(); token != nil {
+			err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: 0, Total: float64(in.MS), Message: "begun"})
+			if err != nil {
+				return SlowOutput{}, atrium.Errorf(atrium.EUnavailable, "sending progress: %v", err)
+			}
 		}
 		if err := sleep(ctx, time.Duration(in.MS)*time.Millisecond); err != nil {
 			return SlowOutput{}, err
