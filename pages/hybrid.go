@@ -24,7 +24,7 @@ import (
 
 // Hybrid search: with an embedder set (SetEmbedder), pages are embedded by
 // section in the background (RunEmbeddings), and a query of plain words is
-// ranked by its words (BM25F) and by the nearness of its meaning to the
+// ranked by its words (BM25) and by the nearness of its meaning to the
 // sections' (cosine), the two rankings fused by reciprocal rank fusion.
 const (
 	// rrfK is reciprocal rank fusion's constant (Cormack et al. 2009): a
@@ -880,7 +880,7 @@ func rankOrMax(r int) int {
 }
 
 // fusionSignals says which rankings placed h where: its lexical rank and
-// BM25F score, its vector rank, similarity and nearest section.
+// BM25 score, its vector rank, similarity and nearest section.
 func fusionSignals(h fused, sec store.SectionVector, near bool) []Signal {
 	var out []Signal
 	if h.lexRank > 0 {

@@ -67,7 +67,7 @@ type SearchResult struct {
 // added; and the signals the score sums.
 type Explanation struct {
 	Terms   []TermExplanation `json:"terms"`
-	Signals []Signal          `json:"signals" jsonschema:"the parts the score adds up: words (each term's BM25F, fields weighed) and nearness (the query's words standing together)"`
+	Signals []Signal          `json:"signals" jsonschema:"the parts the score adds up: words (each term's BM25 in each field, fields weighed) and nearness (the query's words standing together)"`
 }
 
 // A TermExplanation is what one term of the query added to a hit's score.
@@ -88,8 +88,8 @@ type FieldExplanation struct {
 	Near   int     `json:"near,omitempty" jsonschema:"how often right after another of the query's words"`
 }
 
-// A Signal is one part of a score: "words" (each term's BM25F, fields
-// weighed) and "nearness" (the query's words standing together); with
+// A Signal is one part of a score: "words" (each term's BM25 in each
+// field, fields weighed) and "nearness" (the query's words standing together); with
 // hybrid search, "lexical" and "vector", the two rankings a hit's fused
 // score adds up (reciprocal rank fusion: 1/(60+rank) each).
 type Signal struct {
@@ -100,7 +100,7 @@ type Signal struct {
 	Section    string  `json:"section,omitempty" jsonschema:"vector: the heading path of the section nearest the query, (top) before the first heading"`
 }
 
-// Search ranks the pages that match a natural-language query with BM25F over
+// Search ranks the pages that match a natural-language query with BM25 over
 // every field a page declares (search.Field). Every word counts toward the
 // rank and none is required unless quoted ("exact phrase") or marked (+word);
 // word* is a prefix and -word excludes. Ranking happens here, in Go, from the
@@ -506,7 +506,7 @@ func (rk *ranking) rankByTerm(ctx context.Context, words []search.Term, f store.
 	lists := make([]list, len(words))
 	rest := 0.0 // the MaxScores of the lists not read yet
 	for i, w := range words {
-		lists[i] = list{w, search.MaxScore(rk.dfOf(w), rk.stats.Docs), rk.dfOf(w)}
+		lists[i] = list{w, search.MaxScore(rk.dfOf(w), rk.stats), rk.dfOf(w)}
 		rest += lists[i].max
 	}
 	slices.SortStableFunc(lists, func(x, y list) int { return cmp.Compare(y.max, x.max) })

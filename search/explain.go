@@ -60,7 +60,7 @@ func (ex *Explanation) add(t Term, s scorer, n, near [NumFields]int, seen []bool
 		}
 	}
 	if _, nf := frequencies(s.st, s.lens, n, near); nf > 0 {
-		ts.Near = ts.IDF * proximity * nf / (nf + k1)
+		ts.Near = ts.IDF * proximity * nf
 	}
 	ex.Terms = append(ex.Terms, ts)
 }

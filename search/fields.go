@@ -20,7 +20,7 @@ const (
 	NumFields
 )
 
-// fieldTable is every field a page declares, with its BM25F weight: a word
+// fieldTable is every field a page declares, with its weight: a word
 // in the title or an alias says more about a page than the same word in
 // passing in the body, and a page's own summary of itself more than the
 // body, while the rest of the frontmatter (authors, categories, a slug)
@@ -53,7 +53,7 @@ func (f Field) String() string {
 	return fieldTable[f].name
 }
 
-// Weight is the field's BM25F weight.
+// Weight is the field's weight: what its BM25 score is multiplied by.
 func (f Field) Weight() float64 { return fieldWeights[f] }
 
 // FrontmatterField is the field that the text of frontmatter key goes to

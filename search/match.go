@@ -24,21 +24,29 @@ type Stats struct {
 	Avg  [NumFields]float64
 }
 
-// BM25F parameters; the fields' weights are in fieldTable.
+// BM25 parameters; the fields' weights are in fieldTable. Each field's
+// frequency saturates on its own before the fields are weighed and summed
+// (as Lucene's and Elasticsearch's multi-field queries score), not after, as
+// BM25F would: with one saturation shared by the fields, a word in a page's
+// title and headings and a dozen times in its body scored barely more than
+// the same word twice in another page's body, which then ranked above it.
+// Measured on the relevance sets (pages/relevance_test.go): Traefik's MRR
+// 0.785 → 0.817, Material for MkDocs' 0.716 → 0.782.
 const (
 	k1 = 1.2
 	b  = 0.75
 )
 
 // proximity weighs a term's occurrences near the query's other words
-// against its occurrences anywhere (whose most is k1+1); minIDF is the
-// least a word found counts for.
+// against its occurrences anywhere (whose most in a field is k1+1); minIDF
+// is the least a word found counts for.
 const (
 	proximity = 1.0
 	minIDF    = 0.05
 )
 
-// Match reports whether d satisfies q and, when it does, its BM25F score.
+// Match reports whether d satisfies q and, when it does, its score: BM25
+// in each field, the fields weighed (see k1).
 //
 // d satisfies q when every required term and phrase is in some field (a
 // phrase's tokens consecutive within one field), no excluded one is, and,
@@ -285,7 +293,7 @@ type scorer struct {
 	df   func(Term) int
 }
 
-// score is the BM25F score of a word or prefix term occurring counts times
+// score is the score of a word or prefix term occurring counts times
 // in each field, near times next to another of the query's words.
 func (s scorer) score(t Term, counts, near [NumFields]int) float64 {
 	tf, nf := frequencies(s.st, s.lens, counts, near)
@@ -295,17 +303,18 @@ func (s scorer) score(t Term, counts, near [NumFields]int) float64 {
 	return weigh(idf(s.df(t), s.st.Docs), tf, nf)
 }
 
-// weigh is a term's score from its idf and its field-weighted, length
-// normalised frequency tf, nf of it near the query's other words. Match and
-// RankPostings both score through it, so that their floats are the same.
+// weigh is a term's score from its idf and its saturated frequencies tf
+// and nf (frequencies). Match and RankPostings both score through it, so
+// that their floats are the same.
 func weigh(idf, tf, nf float64) float64 {
-	return idf * (tf*(k1+1)/(tf+k1) + proximity*nf/(nf+k1))
+	return idf * (tf + proximity*nf)
 }
 
-// frequencies are a term's field-weighted frequency in a page whose fields
-// are lens tokens long, occurring counts times in each field, near times next
-// to another of the query's words, each field's count divided by
-// 1 − b + b·length/average.
+// frequencies are a term's saturated frequencies in a page whose fields are
+// lens tokens long, occurring counts times in each field, near times next to
+// another of the query's words: each field's count, divided by
+// 1 − b + b·length/average, saturates on its own (saturate), and the fields
+// add up by their weights.
 func frequencies(st Stats, lens, counts, near [NumFields]int) (tf, nf float64) {
 	avg := &st.Avg
 	for f, n := range counts {
@@ -316,10 +325,18 @@ func frequencies(st Stats, lens, counts, near [NumFields]int) (tf, nf float64) {
 		if avg[f] > 0 { // stats of an empty corpus say nothing about length
 			norm = 1 - b + b*float64(lens[f])/avg[f]
 		}
-		tf += fieldWeights[f] * float64(n) / norm
-		nf += fieldWeights[f] * float64(near[f]) / norm
+		x, y := saturate(float64(n)/norm, float64(near[f])/norm)
+		tf += fieldWeights[f] * x
+		nf += fieldWeights[f] * y
 	}
 	return tf, nf
+}
+
+// saturate is BM25's saturation of a field's normalised frequency x, and of
+// y of it near the query's other words: more occurrences add less and less,
+// up to k1+1 and 1.
+func saturate(x, y float64) (float64, float64) {
+	return x * (k1 + 1) / (x + k1), y / (y + k1)
 }
 
 // idf is the inverse document frequency of a term in df of docs documents.
@@ -332,14 +349,40 @@ func idf(df, docs int) float64 {
 	return max(minIDF, math.Log(1+(float64(n-df)+0.5)/(float64(df)+0.5)))
 }
 
-// MaxScore is the most a word or prefix term found in df of docs documents
-// can add to any document's score: BM25 saturates term frequency, so no
-// document gets more than idf × (k1+1) from it, nor more than idf ×
-// proximity from standing near other words. Top-k search uses it to stop
-// reading candidates that could no longer make the cut.
-func MaxScore(df, docs int) float64 {
-	return idf(df, docs) * (k1 + 1 + proximity)
+// MaxScore is the most a word or prefix term found in df of the documents
+// st describes can add to any of them: BM25 saturates each field's
+// frequency, so no field gives more than its weight × (k1+1) from it, nor
+// more than its weight × proximity from standing near other words; and a
+// field no document has a word in (an average length of 0: most vaults
+// have no aliases) gives nothing. Top-k search uses it to stop reading
+// candidates that could no longer make the cut.
+func MaxScore(df int, st Stats) float64 {
+	var fields byte
+	for f, avg := range st.Avg {
+		if avg > 0 {
+			fields |= 1 << f
+		}
+	}
+	return maxIn(idf(df, st.Docs), fields)
 }
+
+// maxIn is the most a word of the given idf adds to a page that holds it in
+// the fields of the set fields (bit f: field f).
+func maxIn(idf float64, fields byte) float64 {
+	return idf * (k1 + 1 + proximity) * weightOf[fields&(1<<NumFields-1)]
+}
+
+// weightOf is the sum of the fields' weights of each set of fields.
+var weightOf = func() (w [1 << NumFields]float64) {
+	for set := range w {
+		for f := range NumFields {
+			if set&(1<<f) != 0 {
+				w[set] += fieldWeights[f]
+			}
+		}
+	}
+	return w
+}()
 
 func countFields(fields [NumFields][]string, t Term) [NumFields]int {
 	var c [NumFields]int

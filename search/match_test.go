@@ -95,27 +95,32 @@ func TestMatchScore(t *testing.T) {
 	}
 	df := func(t search.Term) int { return map[string]int{"deploy": 3, search.Stem("staging"): 1}[t.Text] }
 	// Length norms 1 − b + b·len/avg: title 0.25 + 0.75·3/4 = 0.8125,
-	// headings 1, body 0.25 + 0.75·50/100 = 0.625.
-	// deploy:  tf = 3·1/0.8125 + 2·1/1 + 1·2/0.625 = 8.892307692307693
-	//          idf = ln(1 + 7.5/3.5) = ln(22/7) = 1.1451323043030026
-	//          score = idf·tf·2.2/(tf+1.2) = 2.2197412166946617
-	// staging: tf = 3·1/0.8125 + 1·1/0.625 = 5.292307692307693
-	//          idf = ln(1 + 9.5/1.5) = ln(22/3) = 1.992430164690206
-	//          score = 3.5731543806576966
+	// headings 1, body 0.25 + 0.75·50/100 = 0.625. Each field's count over
+	// its norm, x, saturates as x·2.2/(x+1.2), and the fields add up by
+	// weight (title 3, tags 2, headings 2, body 1).
+	// deploy:  title x = 1/0.8125, saturated 1.1139240506329113; headings
+	//          x = 1, 1; body x = 2/0.625 = 3.2, 1.6
+	//          tf = 3·1.1139240506329113 + 2·1 + 1·1.6 = 6.941772151898734
+	//          idf = ln(1 + 7.5/3.5) = ln(22/7)
+	//          score = idf·tf = 7.9492475402502105
+	// staging: title 1.1139240506329113; body x = 1/0.625, 1.2571428571428573
+	//          tf = 3·1.1139240506329113 + 1.2571428571428573 = 4.598915009041591
+	//          idf = ln(1 + 9.5/1.5) = ln(22/3)
+	//          score = 9.163016988861
 	// and staging stands near deploy in the title ("deploy to staging")
-	// and in the body, normalized as tf is: near = 3·1/0.8125 + 1·1/0.625
-	// = 5.292307692307693, adding idf·near/(near+1.2).
-	const words = 5.792895597352358
-	const want = words + 1.6241610821171348
+	// and in the body: near, normalised as x is, saturates as y/(y+1.2):
+	// 3·(1/0.8125)/(1/0.8125+1.2) + 1.6/2.8 = 2.090415913200723, adding
+	// idf·2.090415913200723.
+	const words = 17.112264529111208
+	const want = words + 4.165007722209545
 	score, ok := search.Match(mustParse(t, "how do we deploy to staging"), d, stats, df)
 	if !ok || math.Abs(score-want) > 1e-9 {
 		t.Errorf("Match = %v, %v; want %v, true", score, ok, want)
 	}
 	// A phrase scores as its words: "to", with df 0 and only in the title,
-	// adds ln(1 + 10.5/0.5)·tf·2.2/(tf+1.2) with tf = 3/0.8125.
-	// A phrase's words score no proximity: they are consecutive by
-	// definition.
-	const withTo = words + 5.132296903689279
+	// adds ln(1 + 10.5/0.5)·3·1.1139240506329113. A phrase's words score
+	// no proximity: they are consecutive by definition.
+	const withTo = words + 10.329559590969563
 	score, ok = search.Match(mustParse(t, `"deploy to staging"`), d, stats, df)
 	if !ok || math.Abs(score-withTo) > 1e-9 {
 		t.Errorf(`Match("deploy to staging") = %v, %v; want %v, true`, score, ok, withTo)

@@ -54,7 +54,8 @@ func RanksFromPostings(q Query) bool {
 // It reads the lists together in page order, and spends on a page only what
 // it takes to know the page cannot make the top (the k best so far):
 //
-//   - which words it holds: no word adds more than MaxScore;
+//   - which words it holds, and in which fields: no word adds more than
+//     its saturated most in each (maxIn);
 //   - the counts and field lengths of each: they give each word's score but
 //     for nearness, which is at most as often as the word occurs;
 //   - only then, for a page that could still make it, the positions that
@@ -64,17 +65,14 @@ func RankPostings(q Query, p Postings, st Stats, k int) (top []Ranked, total int
 	n := len(terms)
 	var required, excluded uint32
 	idfs := make([]float64, n)
-	ub := make([]float64, n) // the most each word adds to a page
 	for i, t := range terms {
 		idfs[i] = idf(p.DF[i], st.Docs)
 		switch {
 		case t.Excluded:
 			excluded |= 1 << i
-			continue
 		case t.Required:
 			required |= 1 << i
 		}
-		ub[i] = MaxScore(p.DF[i], st.Docs)
 	}
 	type cursor struct {
 		page int64
@@ -133,9 +131,10 @@ func RankPostings(q Query, p Postings, st Stats, k int) (top []Ranked, total int
 			continue
 		}
 		total++
-		bound := 0.0
+		bound := 0.0 // the most each word adds in the fields that hold it
 		for h := held; h != 0; h &= h - 1 {
-			bound += ub[bits.TrailingZeros32(h)]
+			i := bits.TrailingZeros32(h)
+			bound += maxIn(idfs[i], bodies[i][0])
 		}
 		if !best.within(bound) {
 			continue
@@ -280,11 +279,14 @@ func (t *normTable) bound(idf float64, h *posting, lens, inField *[postingFields
 	var tf, nf float64
 	for fs := h.fields; fs != 0; fs &= fs - 1 {
 		f := bits.TrailingZeros8(fs)
-		x := fieldWeights[f] * float64(h.counts[f]) * t.get(f, lens[f])
-		tf += x
+		x := float64(h.counts[f]) * t.get(f, lens[f])
+		y := 0.0
 		if inField[f] > 1 {
-			nf += x
+			y = x
 		}
+		x, y = saturate(x, y)
+		tf += fieldWeights[f] * x
+		nf += fieldWeights[f] * y
 	}
 	return weigh(idf, tf, nf)
 }
