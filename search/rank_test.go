@@ -194,17 +194,7 @@ func TestRankPostingsWithSynonymsEqualsMatch(t *testing.T) {
 			lists := make([]Cursor, len(q.Terms))
 			df := make([]int, len(q.Terms))
 			for i, term := range q.Terms {
-				var cs []Cursor
-				var ns []int
-				for _, s := range term.ListStems() {
-					c := sliceCursor{}
-					if ix := index[s]; ix != nil {
-						c = *ix
-					}
-					cs = append(cs, &c)
-					ns = append(ns, len(c.pages))
-				}
-				lists[i], df[i] = TermCursor(term, cs, ns)
+				lists[i], df[i] = termList(term, index)
 			}
 			dfOf := func(term Term) int {
 				return df[slices.IndexFunc(q.Terms, func(u Term) bool { return u.Text == term.Text })]
@@ -237,6 +227,22 @@ func TestRankPostingsWithSynonymsEqualsMatch(t *testing.T) {
 	}
 }
 
+// termList is a term's cursor over the lists of index, each read from its
+// start, and its document frequency.
+func termList(term Term, index map[string]*sliceCursor) (Cursor, int) {
+	var cs []Cursor
+	var ns []int
+	for _, s := range term.ListStems() {
+		c := sliceCursor{}
+		if ix := index[s]; ix != nil {
+			c = *ix
+		}
+		cs = append(cs, &c)
+		ns = append(ns, len(c.pages))
+	}
+	return TermCursor(term, cs, ns)
+}
+
 func mustParseQuery(t *testing.T, s string) Query {
 	t.Helper()
 	q, err := ParseQuery(s)
@@ -244,4 +250,50 @@ func mustParseQuery(t *testing.T, s string) Query {
 		t.Fatal(err)
 	}
 	return q
+}
+
+// A page that holds a synonym in a field its other forms are not in is
+// bounded by every form's fields: the posting a union returns first is one
+// form's, and a bound from its fields alone would pass over the page.
+func TestRankPostingsBoundsAPageByEveryFormsFields(t *testing.T) {
+	syn := ParseSynonyms("recover, restore\n")
+	docs := []Doc{
+		// Page 1 takes the top first: the word in its title and body.
+		{Title: Tokenize("recover notes"), Body: Tokenize("recover a page from the trash")},
+		// Page 3 holds the word in its body, and its synonym in its title
+		// and headings: it scores more, though "recover" alone would bound
+		// it below page 1.
+		{Title: Tokenize("restore restore"), Headings: Tokenize("restore"), Body: Tokenize("recover a page")},
+		{Body: Tokenize("nothing of the kind here")},
+	}
+	var st Stats
+	index := map[string]*sliceCursor{}
+	for i, d := range docs {
+		st.Docs++
+		for f, toks := range d.Fields() {
+			st.Avg[f] += float64(len(toks)) / float64(len(docs))
+		}
+		stems, bodies := PagePostings(d, true)
+		for j, s := range stems {
+			c := index[s]
+			if c == nil {
+				c = &sliceCursor{}
+				index[s] = c
+			}
+			c.pages = append(c.pages, int64(2*i+1))
+			c.bodies = append(c.bodies, bodies[j])
+		}
+	}
+	q := syn.Expand(mustParseQuery(t, "recover"), "recover")
+	list, df := termList(q.Terms[0], index)
+	dfOf := func(Term) int { return df }
+	s1, _ := Match(q, docs[0], st, dfOf)
+	s3, _ := Match(q, docs[1], st, dfOf)
+	if !(s3 > s1) {
+		t.Fatalf("the case does not hold: page 3 scores %v, page 1 %v", s3, s1)
+	}
+	got, total := RankPostings(q, Postings{Lists: []Cursor{list}, DF: []int{df}}, st, 1)
+	if want := []Ranked{{3, s3}}; total != 2 || !slices.Equal(got, want) {
+		t.Errorf("top 1 = %v of %d; want %v of 2", got, total, want)
+	}
 }

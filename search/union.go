@@ -44,15 +44,18 @@ type unionCursor struct {
 	last [2]struct {
 		page   int64
 		bodies [][]byte
+		flags  [1]byte // the forms' flags together, when several are on the page
 	}
 	turn int
 	out  postingBuffers
 }
 
 // A postingBuilder is a cursor that puts off building a page's posting
-// until ranking reads it: Next returns the posting of one form (its flags
-// hold for the whole), and posting the whole, for one of the last two pages
-// Next returned.
+// until ranking reads it: Next returns, for a page that one form is on, its
+// posting, and for a page that several are on only their flags together (a
+// posting's first byte: the fields that hold one of them, and whether the
+// page is public), which is all ranking reads before it asks posting for the
+// whole, for one of the last two pages Next returned.
 type postingBuilder interface {
 	posting(page int64) []byte
 }
@@ -93,13 +96,23 @@ func (u *unionCursor) Next() (int64, []byte, bool) {
 	u.turn ^= 1
 	l := &u.last[u.turn]
 	l.page, l.bodies = page, l.bodies[:0]
+	l.flags[0] = 0
 	for i := range u.heads {
 		if h := &u.heads[i]; h.ok && h.page == page {
 			l.bodies = append(l.bodies, h.body)
+			if len(h.body) > 0 {
+				l.flags[0] |= h.body[0]
+			}
 			h.next(u.forms[i])
 		}
 	}
-	return page, l.bodies[0], true
+	switch {
+	case len(l.bodies) == 1:
+		return page, l.bodies[0], true
+	case l.flags[0] == 0:
+		return page, nil, true // no form holds anything on the page
+	}
+	return page, l.flags[:], true
 }
 
 func (u *unionCursor) posting(page int64) []byte {
