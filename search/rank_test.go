@@ -156,34 +156,14 @@ func TestRankPostingsWithSynonymsEqualsMatch(t *testing.T) {
 		}
 		return strings.Join(w, " ")
 	}
-	type page struct {
-		id  int64
-		doc Doc
-	}
-	var docs []page
-	var st Stats
-	index := map[string]*sliceCursor{}
-	for i := range 400 {
-		p := page{id: int64(2*i + 1)}
-		for _, dst := range []*[]string{&p.doc.Title, &p.doc.Tags, &p.doc.Headings, &p.doc.Body, &p.doc.Aliases, &p.doc.Summary, &p.doc.Meta} {
+	docs := make([]Doc, 400)
+	for i := range docs {
+		d := &docs[i]
+		for _, dst := range []*[]string{&d.Title, &d.Tags, &d.Headings, &d.Body, &d.Aliases, &d.Summary, &d.Meta} {
 			*dst = Tokenize(text(r.IntN(12)))
 		}
-		docs = append(docs, p)
-		st.Docs++
-		for f, toks := range p.doc.Fields() {
-			st.Avg[f] += float64(len(toks)) / 400
-		}
-		stems, bodies := PagePostings(p.doc, true)
-		for i, s := range stems {
-			c := index[s]
-			if c == nil {
-				c = &sliceCursor{}
-				index[s] = c
-			}
-			c.pages = append(c.pages, p.id)
-			c.bodies = append(c.bodies, bodies[i])
-		}
 	}
+	st, index := indexDocs(docs)
 	for _, question := range []string{"how do I recover an old page", "get back the old notes", "cell phone plan", "recover or restore a phone",
 		"roll back", "mobile page review", "phone phone cell", "notes -mobile recover", "undo the plan"} {
 		q := syn.Expand(mustParseQuery(t, question), question)
@@ -200,11 +180,11 @@ func TestRankPostingsWithSynonymsEqualsMatch(t *testing.T) {
 				return df[slices.IndexFunc(q.Terms, func(u Term) bool { return u.Text == term.Text })]
 			}
 			var want []Ranked
-			for _, p := range docs {
-				if s, ok := Match(q, p.doc, st, dfOf); ok {
-					want = append(want, Ranked{p.id, s})
-					if ex, _ := Explain(q, p.doc, st, dfOf); ex.Score != s {
-						t.Fatalf("%q page %d: Explain says %v, Match %v", question, p.id, ex.Score, s)
+			for i, d := range docs {
+				if s, ok := Match(q, d, st, dfOf); ok {
+					want = append(want, Ranked{pageOf(i), s})
+					if ex, _ := Explain(q, d, st, dfOf); ex.Score != s {
+						t.Fatalf("%q page %d: Explain says %v, Match %v", question, pageOf(i), ex.Score, s)
 					}
 				}
 			}
@@ -226,6 +206,37 @@ func TestRankPostingsWithSynonymsEqualsMatch(t *testing.T) {
 		}
 	}
 }
+
+// indexDocs indexes public pages: docs[i] is page pageOf(i). It returns
+// their statistics and each stem's postings in page order.
+func indexDocs(docs []Doc) (Stats, map[string]*sliceCursor) {
+	var st Stats
+	index := map[string]*sliceCursor{}
+	for i, d := range docs {
+		st.Docs++
+		for f, toks := range d.Fields() {
+			st.Avg[f] += float64(len(toks))
+		}
+		stems, bodies := PagePostings(d, true)
+		for j, s := range stems {
+			c := index[s]
+			if c == nil {
+				c = &sliceCursor{}
+				index[s] = c
+			}
+			c.pages = append(c.pages, pageOf(i))
+			c.bodies = append(c.bodies, bodies[j])
+		}
+	}
+	for f := range st.Avg {
+		st.Avg[f] /= float64(st.Docs)
+	}
+	return st, index
+}
+
+// pageOf is the page ID of docs[i] for indexDocs: odd, so that IDs are not
+// positions.
+func pageOf(i int) int64 { return int64(2*i + 1) }
 
 // termList is a term's cursor over the lists of index, each read from its
 // start, and its document frequency.
@@ -266,24 +277,7 @@ func TestRankPostingsBoundsAPageByEveryFormsFields(t *testing.T) {
 		{Title: Tokenize("restore restore"), Headings: Tokenize("restore"), Body: Tokenize("recover a page")},
 		{Body: Tokenize("nothing of the kind here")},
 	}
-	var st Stats
-	index := map[string]*sliceCursor{}
-	for i, d := range docs {
-		st.Docs++
-		for f, toks := range d.Fields() {
-			st.Avg[f] += float64(len(toks)) / float64(len(docs))
-		}
-		stems, bodies := PagePostings(d, true)
-		for j, s := range stems {
-			c := index[s]
-			if c == nil {
-				c = &sliceCursor{}
-				index[s] = c
-			}
-			c.pages = append(c.pages, int64(2*i+1))
-			c.bodies = append(c.bodies, bodies[j])
-		}
-	}
+	st, index := indexDocs(docs)
 	q := syn.Expand(mustParseQuery(t, "recover"), "recover")
 	list, df := termList(q.Terms[0], index)
 	dfOf := func(Term) int { return df }
@@ -293,7 +287,7 @@ func TestRankPostingsBoundsAPageByEveryFormsFields(t *testing.T) {
 		t.Fatalf("the case does not hold: page 3 scores %v, page 1 %v", s3, s1)
 	}
 	got, total := RankPostings(q, Postings{Lists: []Cursor{list}, DF: []int{df}}, st, 1)
-	if want := []Ranked{{3, s3}}; total != 2 || !slices.Equal(got, want) {
+	if want := []Ranked{{pageOf(1), s3}}; total != 2 || !slices.Equal(got, want) {
 		t.Errorf("top 1 = %v of %d; want %v of 2", got, total, want)
 	}
 }
