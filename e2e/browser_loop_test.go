@@ -41,7 +41,7 @@ func TestBrowserCommentsOnFormattedText(t *testing.T) {
 	b := newBrowser(t)
 	b.signIn(srv, "/pages/Ops.md", "#new-comment")
 	b.do("select across bold", selectAcross("Backups run nightly"), chromedp.WaitVisible(chromedp.CSS("#new-comment .quote-preview")),
-		chromedp.SendKeys(chromedp.ID("comment-content"), "How long do they take?"), chromedp.Submit(chromedp.ID("comment-content")),
+		chromedp.SendKeys(chromedp.ID("comment-content"), "How long do they take?"), holds("#comment-content", "How long do they take?"), chromedp.Submit(chromedp.ID("comment-content")),
 		chromedp.WaitVisible(chromedp.CSS(".anchored .thread .quote")))
 	if q := read(b, "quote", chromedp.Evaluate[string](`document.querySelector(".anchored .thread .quote").textContent`)); q != "Backups run nightly" {
 		t.Fatalf("the thread quotes %q", q)

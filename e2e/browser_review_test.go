@@ -31,9 +31,10 @@ func TestBrowserEditsOwnCommentsAndListsReviews(t *testing.T) {
 	b := newBrowser(t)
 	b.do("comment and submit", chromedp.Navigate(srv.URL+"/login?token="+person), chromedp.WaitVisible(chromedp.CSS(".who")),
 		chromedp.Navigate(srv.URL+"/pages/Design.md"), chromedp.WaitVisible(chromedp.CSS("#new-comment")),
-		chromedp.SendKeys(chromedp.ID("comment-content"), "Why SQLit?"), chromedp.Submit(chromedp.ID("comment-content")),
-		chromedp.WaitVisible(chromedp.CSS(".thread")),
-		chromedp.SendKeys(chromedp.ID("review-summary"), "One question"), chromedp.Submit(chromedp.ID("review-summary")),
+		chromedp.SendKeys(chromedp.ID("comment-content"), "Why SQLit?"), holds("#comment-content", "Why SQLit?"), chromedp.Submit(chromedp.ID("comment-content")),
+		chromedp.WaitVisible(chromedp.CSS(".thread")))
+	b.do("submit the review", chromedp.SendKeys(chromedp.ID("review-summary"), "One question"), holds("#review-summary", "One question"),
+		chromedp.Submit(chromedp.ID("review-summary")),
 		chromedp.WaitVisible(chromedp.CSS(".thread.status-submitted")))
 	id := strings.TrimPrefix(read(b, "thread id", chromedp.AttributeValue(chromedp.CSS(".thread"), "id")).Value, "thread-")
 	if res := callTool(t, agent, "create_annotation", map[string]any{"parent_id": id, "content": "Because it is embedded."}); res.IsError {
@@ -81,7 +82,7 @@ func TestBrowserShowsOrphanedThreads(t *testing.T) {
 	b := newBrowser(t)
 	b.signIn(srv, "/pages/Notes.md", "#new-comment")
 	b.do("comment on a quote", selectText("cache warm at night"), chromedp.WaitVisible(chromedp.CSS("#new-comment .quote-preview")),
-		chromedp.SendKeys(chromedp.ID("comment-content"), "Which cache?"), chromedp.Submit(chromedp.ID("comment-content")),
+		chromedp.SendKeys(chromedp.ID("comment-content"), "Which cache?"), holds("#comment-content", "Which cache?"), chromedp.Submit(chromedp.ID("comment-content")),
 		chromedp.WaitVisible(chromedp.CSS(".anchored .thread .quote")))
 	id := strings.TrimPrefix(read(b, "thread", chromedp.AttributeValue(chromedp.CSS(".anchored .thread"), "id")).Value, "thread-")
 	mustTool(t, agent, "write_page", map[string]any{"path": "Notes.md", "content": "# Notes\n\nNothing about that any more.\n\nOther text.\n", "base_revision": 1})
@@ -117,7 +118,7 @@ func TestBrowserMakesANewPage(t *testing.T) {
 		t.Fatalf("a taken path says %q", msg)
 	}
 	b.do("from the header", chromedp.Click(chromedp.CSS("header a.new-page-link")), chromedp.WaitVisible(chromedp.ID("new-path")),
-		chromedp.SendKeys(chromedp.ID("new-path"), "Ideas/First idea"), chromedp.Submit(chromedp.ID("new-path")),
+		chromedp.SendKeys(chromedp.ID("new-path"), "Ideas/First idea"), holds("#new-path", "Ideas/First idea"), chromedp.Submit(chromedp.ID("new-path")),
 		chromedp.WaitVisible(chromedp.CSS(`form.editor textarea[name=content]`)))
 	if h := read(b, "editor", chromedp.Text(chromedp.CSS("main h1"))); !strings.Contains(h, "New page") || !strings.Contains(h, "Ideas/First idea.md") {
 		t.Fatalf("the editor is headed %q", h)

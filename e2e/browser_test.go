@@ -146,6 +146,16 @@ func byScript(sel, do string) chromedp.Action[chromedp.Void] {
 	return chromedp.Poll[chromedp.Void](`(() => { const n = document.querySelector(` + string(q) + `); if (!n) return false; ` + do + `; return true; })()`)
 }
 
+// holds waits until the field sel names holds text: keys sent are handled by
+// the page in its own time, and a form submitted before the last of them
+// lands sends what was typed so far (a review's summary arrived cut to "One
+// ques" under load).
+func holds(sel, text string) chromedp.Action[chromedp.Void] {
+	q, _ := json.Marshal(sel)
+	v, _ := json.Marshal(text)
+	return chromedp.Poll[chromedp.Void](`(() => { const n = document.querySelector(` + string(q) + `); return !!n && n.value === ` + string(v) + `; })()`)
+}
+
 // read reads one value from the page, as do performs steps.
 func read[T any](b *browser, what string, a chromedp.Action[T]) T {
 	b.t.Helper()
@@ -460,7 +470,7 @@ func TestBrowserReviewsAPage(t *testing.T) {
 	b.do("select and comment", chromedp.Navigate(srv.URL+"/login?token="+srv.AdminToken), chromedp.WaitVisible(chromedp.CSS(".who")),
 		chromedp.Navigate(srv.URL+"/pages/Design.md"), chromedp.WaitVisible(chromedp.CSS("#new-comment")),
 		selectText("PostgreSQL to scale"), chromedp.WaitVisible(chromedp.CSS("#new-comment .quote-preview")),
-		chromedp.SendKeys(chromedp.ID("comment-content"), "Why not both?"),
+		chromedp.SendKeys(chromedp.ID("comment-content"), "Why not both?"), holds("#comment-content", "Why not both?"),
 		chromedp.Submit(chromedp.ID("comment-content")), chromedp.WaitVisible(chromedp.CSS(".thread .quote")))
 	if q := read(b, "quote", chromedp.Text(chromedp.CSS(".thread .quote"))); q != "PostgreSQL to scale" {
 		t.Fatalf("the thread quotes %q", q)
@@ -469,7 +479,7 @@ func TestBrowserReviewsAPage(t *testing.T) {
 	if status := read(b, "draft", chromedp.AttributeValue(chromedp.CSS(".thread"), "class")).Value; !strings.Contains(status, "status-draft") {
 		t.Fatalf("a new comment is %q, want a draft", status)
 	}
-	b.do("submit the review", chromedp.SendKeys(chromedp.ID("review-summary"), "Looks fine"),
+	b.do("submit the review", chromedp.SendKeys(chromedp.ID("review-summary"), "Looks fine"), holds("#review-summary", "Looks fine"),
 		chromedp.Submit(chromedp.ID("review-summary")), chromedp.WaitVisible(chromedp.CSS(".thread.status-submitted")))
 
 	// An agent answers over MCP; the open page shows it live, as an AI's.
