@@ -122,14 +122,14 @@ func fieldTexts(meta markdown.Frontmatter) []string {
 // that the two always agree.
 func searchFields(title string, tags []string, headings, body string, texts []string) search.Doc {
 	d := search.Doc{
-		Title:    search.Tokenize(title),
-		Tags:     search.Tokenize(strings.Join(tags, " ")),
-		Headings: search.Tokenize(headings),
-		Body:     search.Tokenize(body),
+		Title:    search.Terms(title),
+		Tags:     search.Terms(strings.Join(tags, " ")),
+		Headings: search.Terms(headings),
+		Body:     search.Terms(body),
 	}
 	for i, dst := range []*[]string{&d.Aliases, &d.Summary, &d.Meta} {
 		if i < len(texts) {
-			*dst = search.Tokenize(texts[i])
+			*dst = search.Terms(texts[i])
 		}
 	}
 	return d

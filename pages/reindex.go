@@ -13,7 +13,7 @@ import (
 // search tokens and how the index holds them, headings, links. Raise it with
 // any change to tokenizing or parsing that alters them, and the next start
 // rebuilds the index from the pages (EnsureIndex).
-const indexVersion = "7"
+const indexVersion = "8"
 
 const indexVersionKey = "docs.index_version"
 

@@ -61,6 +61,11 @@ import (
 // higher on both sets (Traefik 0.836 and 0.826 against 0.817, MkDocs 0.801
 // and 0.791 against 0.782); weights chosen by these sets would be tuned to
 // them.
+//
+// Measured and kept (2026-12): the words of mixed-case identifiers as terms
+// beside the identifier (search.Terms: AddPrefix → addprefix, add, prefix)
+// raised Traefik's MRR from 0.817 to 0.861 (0.544 to 0.647 on the
+// questions sharing no title word) and MkDocs' from 0.782 to 0.796.
 const (
 	relevanceModule = "github.com/traefik/traefik/v3"
 	relevanceVer    = "v3.7.13"

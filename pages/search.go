@@ -759,7 +759,7 @@ func (sc scorer) explain(q search.Query, question string, d store.SearchDoc, bod
 	ex, _ := search.Explain(q, searchFields(d.Title, d.Tags, d.Headings, body, d.Texts), sc.stats, sc.df)
 	// Terms are stems; the question's words are what its writer knows.
 	written := map[string]string{}
-	for _, tok := range search.Tokenize(question) {
+	for _, tok := range search.Terms(question) {
 		if s := search.Stem(tok); written[s] == "" {
 			written[s] = tok
 		}

@@ -108,6 +108,37 @@ func TestSearchAnswersQuestions(t *testing.T) {
 	})
 }
 
+// Documentation names things in identifiers (AddPrefix, maxRequestBodyBytes)
+// where people ask in words: the words of an identifier find its page, the
+// identifier whole still does, and the snippet is a line that has it.
+func TestSearchFindsTheWordsOfIdentifiers(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		v.write(t, "Middlewares/AddPrefix.md", "# AddPrefix\n\nThe AddPrefix middleware updates the URL of the request before forwarding it.\n")
+		v.write(t, "Middlewares/Buffering.md", "# Buffering\n\nSet maxRequestBodyBytes to refuse requests whose body is too large.\n")
+		v.write(t, "Routing.md", "# Routing\n\nA router matches the path of a request, or its prefix, and sends it to a service. You can add rules.\n")
+		for _, c := range []struct{ q, want, context string }{
+			{"add a prefix to the path", "Middlewares/AddPrefix.md", "AddPrefix"},
+			{"addprefix", "Middlewares/AddPrefix.md", "AddPrefix"},
+			{"AddPrefix", "Middlewares/AddPrefix.md", "AddPrefix"},
+			{"+AddPrefix", "Middlewares/AddPrefix.md", "AddPrefix"},
+			{`"AddPrefix middleware"`, "Middlewares/AddPrefix.md", "The AddPrefix middleware"},
+			{"addpref*", "Middlewares/AddPrefix.md", "AddPrefix"},
+			{`"request body"`, "Middlewares/Buffering.md", "Set maxRequestBodyBytes"},
+			{"limit the size of the request body", "Middlewares/Buffering.md", "Set maxRequestBodyBytes"},
+		} {
+			res := v.search(t, pages.SearchRequest{Query: c.q})
+			if got := paths(res); len(got) == 0 || got[0] != c.want {
+				t.Errorf("%q: got %v, want %s first", c.q, got, c.want)
+				continue
+			}
+			if !strings.Contains(res.Hits[0].Context, c.context) {
+				t.Errorf("%q: the snippet is %q, want the line with %q", c.q, res.Hits[0].Context, c.context)
+			}
+		}
+	})
+}
+
 // A word and a shorter word its stem would spell are apart: a question about
 // notes finds the pages about notes, not every page that says "not".
 func TestSearchKeepsStemsApartFromShortWords(t *testing.T) {

@@ -2,8 +2,9 @@ package search
 
 import "strings"
 
-// Highlights returns the byte ranges of text that match q's words, in order:
-// what a results page marks. A word matches by its stem, a prefix as written,
+// Highlights returns the byte ranges of text that match q's words, in order
+// and apart: what a results page marks. An identifier's words are marked
+// where they match, unless the identifier is, whole. A word matches by its stem, a prefix as written,
 // a term of synonyms by any of its forms' words; excluded words are not
 // marked.
 func Highlights(text string, q Query) [][2]int {
@@ -29,12 +30,16 @@ func Highlights(text string, q Query) [][2]int {
 		}
 	}
 	var out [][2]int
-	TokenizeFunc(text, func(tok string, start, end int) {
+	TermsFunc(text, func(tok string, start, end int) {
 		hit := stems[Stem(tok)]
 		for _, p := range prefixes {
 			hit = hit || strings.HasPrefix(tok, p)
 		}
-		if hit {
+		switch {
+		case !hit:
+		case len(out) > 0 && start < out[len(out)-1][1]:
+			// An identifier's word, inside the identifier marked whole.
+		default:
 			out = append(out, [2]int{start, end})
 		}
 	})

@@ -22,3 +22,28 @@ func TestHighlightsMarkWhatMatched(t *testing.T) {
 		t.Errorf("highlights (-want +got):\n%s", diff)
 	}
 }
+
+// The words of an identifier are marked where they match; an identifier
+// that matches whole is marked once, not again in its words.
+func TestHighlightsMarkTheWordsOfIdentifiers(t *testing.T) {
+	text := "The AddPrefix middleware, then StripPrefix."
+	for q, want := range map[string][]string{
+		"prefix":      {"Prefix", "Prefix"},
+		"add prefix":  {"Add", "Prefix", "Prefix"},
+		"AddPrefix":   {"AddPrefix", "Prefix"},
+		"addprefix":   {"AddPrefix"},
+		"stripprefix": {"StripPrefix"},
+	} {
+		parsed, err := search.ParseQuery(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range search.Highlights(text, parsed) {
+			got = append(got, text[r[0]:r[1]])
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%q: highlights (-want +got):\n%s", q, diff)
+		}
+	}
+}

@@ -19,25 +19,25 @@ import (
 func TestIndexPageMatchesTheFormat(t *testing.T) {
 	docs := []search.Doc{
 		{},
-		{Body: search.Tokenize("running runs run the runner ran")},
+		{Body: search.Terms("running runs run the runner ran")},
 		{
-			Title:    search.Tokenize("Deploying the deploy"),
-			Tags:     search.Tokenize("ops deploy"),
-			Headings: search.Tokenize("Deployments\nRolling back"),
-			Body:     search.Tokenize("Deploy, deployed, deploying: every deployment rolls back when a check fails. Checks check checking."),
-			Aliases:  search.Tokenize("rollout"),
-			Summary:  search.Tokenize("How we deploy"),
-			Meta:     search.Tokenize("owner ops"),
+			Title:    search.Terms("Deploying the deploy"),
+			Tags:     search.Terms("ops deploy"),
+			Headings: search.Terms("Deployments\nRolling back"),
+			Body:     search.Terms("Deploy, deployed, deploying: every deployment rolls back when a check fails. Checks check checking."),
+			Aliases:  search.Terms("rollout"),
+			Summary:  search.Terms("How we deploy"),
+			Meta:     search.Terms("owner ops"),
 		},
 	}
 	for i := range 20 {
 		text := prose(uint64(100+i), 400+97*i)
 		lines := strings.Split(text, "\n")
 		docs = append(docs, search.Doc{
-			Title:    search.Tokenize(lines[0]),
-			Headings: search.Tokenize(strings.Join(lines[1:min(3, len(lines))], "\n")),
-			Body:     search.Tokenize(text),
-			Meta:     search.Tokenize(lines[len(lines)-1]),
+			Title:    search.Terms(lines[0]),
+			Headings: search.Terms(strings.Join(lines[1:min(3, len(lines))], "\n")),
+			Body:     search.Terms(text),
+			Meta:     search.Terms(lines[len(lines)-1]),
 		})
 	}
 	for i, d := range docs {

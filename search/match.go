@@ -6,8 +6,7 @@ import (
 	"strings"
 )
 
-// Doc is a candidate page's fields (see Field), each tokenized with
-// Tokenize.
+// Doc is a candidate page's fields (see Field), each as Terms.
 type Doc struct {
 	Title, Tags, Headings, Body, Aliases, Summary, Meta []string
 }
@@ -226,7 +225,7 @@ func countHits(terms []Term, hit uint32, f, pos int, last *[MaxTerms]int, c *cou
 }
 
 // Fields are a candidate's field texts, in Field order (tags joined by
-// spaces), with the number of tokens Tokenize finds in each, as stored when
+// spaces), with the number of Terms in each, as stored when
 // the page was written.
 type Fields struct {
 	Text [NumFields]string
@@ -243,7 +242,7 @@ func MatchWords(q Query, d Fields, st Stats, df func(Term) int) (score float64, 
 	for f, text := range d.Text {
 		var last [MaxTerms]int
 		pos := 0
-		scan(text, func(tok []byte, _, _ int) {
+		scan(text, true, func(tok []byte, _, _ int) {
 			countToken(terms, tok, f, pos, &last, &c)
 			pos++
 		})

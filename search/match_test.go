@@ -13,10 +13,10 @@ import (
 
 func doc(title, tags, headings, body string) search.Doc {
 	return search.Doc{
-		Title:    search.Tokenize(title),
-		Tags:     search.Tokenize(tags),
-		Headings: search.Tokenize(headings),
-		Body:     search.Tokenize(body),
+		Title:    search.Terms(title),
+		Tags:     search.Terms(tags),
+		Headings: search.Terms(headings),
+		Body:     search.Terms(body),
 	}
 }
 

@@ -99,7 +99,7 @@ func ParseQuery(q string) (Query, error) {
 			if end < 0 {
 				end = len(q) - i
 			}
-			p.phrase(Tokenize(q[i:i+end]), excluded)
+			p.phrase(Terms(q[i:i+end]), excluded)
 			i += end
 			if i < len(q) {
 				_, size = utf8.DecodeRuneInString(q[i:])
@@ -144,7 +144,7 @@ func (p *parser) phrase(toks []string, excluded bool) {
 // even before punctuation ("prod*?").
 func (p *parser) word(w string, required, excluded bool) {
 	var terms []Term
-	TokenizeFunc(w, func(tok string, _, end int) {
+	TermsFunc(w, func(tok string, _, end int) {
 		prefix := end < len(w) && w[end] == '*' && utf8.RuneCountInString(tok) >= minPrefixRunes
 		terms = append(terms, Term{Text: tok, Prefix: prefix, Required: required, Excluded: excluded})
 	})

@@ -51,7 +51,7 @@ func TestRankPostingsEqualsMatchWords(t *testing.T) {
 		docs = append(docs, p)
 		st.Docs++
 		for f, x := range p.fields {
-			st.Avg[f] += float64(len(Tokenize(x)))
+			st.Avg[f] += float64(len(Terms(x)))
 		}
 	}
 	for f := range st.Avg {
@@ -62,7 +62,7 @@ func TestRankPostingsEqualsMatchWords(t *testing.T) {
 	for _, p := range docs {
 		var d Doc
 		for f, dst := range []*[]string{&d.Title, &d.Tags, &d.Headings, &d.Body, &d.Aliases, &d.Summary, &d.Meta} {
-			*dst = Tokenize(p.fields[f])
+			*dst = Terms(p.fields[f])
 		}
 		stems, bodies := PagePostings(d, p.public)
 		for i, s := range stems {
@@ -107,7 +107,7 @@ func TestRankPostingsEqualsMatchWords(t *testing.T) {
 					}
 					f := Fields{Text: p.fields}
 					for i, x := range p.fields {
-						f.Lens[i] = len(Tokenize(x))
+						f.Lens[i] = len(Terms(x))
 					}
 					if s, ok := MatchWords(q, f, st, dfOf); ok {
 						want = append(want, Ranked{p.id, s})
@@ -160,7 +160,7 @@ func TestRankPostingsWithSynonymsEqualsMatch(t *testing.T) {
 	for i := range docs {
 		d := &docs[i]
 		for _, dst := range []*[]string{&d.Title, &d.Tags, &d.Headings, &d.Body, &d.Aliases, &d.Summary, &d.Meta} {
-			*dst = Tokenize(text(r.IntN(12)))
+			*dst = Terms(text(r.IntN(12)))
 		}
 	}
 	st, index := indexDocs(docs)
@@ -270,12 +270,12 @@ func TestRankPostingsBoundsAPageByEveryFormsFields(t *testing.T) {
 	syn := ParseSynonyms("recover, restore\n")
 	docs := []Doc{
 		// Page 1 takes the top first: the word in its title and body.
-		{Title: Tokenize("recover notes"), Body: Tokenize("recover a page from the trash")},
+		{Title: Terms("recover notes"), Body: Terms("recover a page from the trash")},
 		// Page 3 holds the word in its body, and its synonym in its title
 		// and headings: it scores more, though "recover" alone would bound
 		// it below page 1.
-		{Title: Tokenize("restore restore"), Headings: Tokenize("restore"), Body: Tokenize("recover a page")},
-		{Body: Tokenize("nothing of the kind here")},
+		{Title: Terms("restore restore"), Headings: Terms("restore"), Body: Terms("recover a page")},
+		{Body: Terms("nothing of the kind here")},
 	}
 	st, index := indexDocs(docs)
 	q := syn.Expand(mustParseQuery(t, "recover"), "recover")

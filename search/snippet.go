@@ -27,7 +27,7 @@ func Snippet(body string, q Query) (line int, context string) {
 	seen := make([]int, len(units)) // the last line each unit was found on
 	best, bestCount, bestAt := 0, 0, 0
 	cur, curCount, curFirst, counted := 1, 0, 0, 0
-	scan(body, func(tok []byte, start, _ int) {
+	scan(body, true, func(tok []byte, start, _ int) {
 		if n := strings.Count(body[counted:start], "\n"); n > 0 {
 			cur += n
 			curCount = 0

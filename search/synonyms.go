@@ -51,7 +51,7 @@ func ParseSynonyms(body string) *Synonyms {
 		}
 		var g []Form
 		for part := range strings.SplitSeq(line, ",") {
-			toks := Tokenize(part)
+			toks := Terms(part)
 			if len(toks) == 0 || len(toks) > maxFormWords || len(toks) == 1 && stopWords[toks[0]] {
 				continue
 			}
@@ -164,7 +164,7 @@ func (s *Synonyms) Expand(q Query, question string) Query {
 		return q
 	}
 	var stems []string
-	for _, t := range Tokenize(question) {
+	for _, t := range Terms(question) {
 		stems = append(stems, Stem(t))
 	}
 	// The forms the question holds, longest first where they overlap.

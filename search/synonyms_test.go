@@ -41,7 +41,7 @@ func TestParseSynonyms(t *testing.T) {
 
 func form(text string) search.Form {
 	f := search.Form{Text: text}
-	for _, tok := range search.Tokenize(text) {
+	for _, tok := range search.Terms(text) {
 		f.Stems = append(f.Stems, search.Stem(tok))
 	}
 	return f

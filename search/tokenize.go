@@ -23,7 +23,12 @@ const maxTokenLen = 64
 //
 // Tokens that are already normalized share memory with text, and the others
 // share one buffer, so a call allocates a few times however long text is.
-func Tokenize(text string) []string {
+//
+// The search index holds Terms, which add the words of identifiers; a
+// review's quote is found again by Tokenize's tokens, one per word written.
+func Tokenize(text string) []string { return tokens(text, false) }
+
+func tokens(text string, split bool) []string {
 	// The capacities are guesses for prose (a word and a space average
 	// about six bytes; a fifth of the words capitalized) that spare most
 	// texts any regrowth.
@@ -33,7 +38,7 @@ func Tokenize(text string) []string {
 	var arena []byte
 	type pending struct{ tok, off, end int }
 	var fix []pending
-	scan(text, func(b []byte, start, end int) {
+	scan(text, split, func(b []byte, start, end int) {
 		if s := text[start:end]; string(b) == s {
 			toks = append(toks, s)
 			return
@@ -58,7 +63,28 @@ func Tokenize(text string) []string {
 // TokenizeFunc calls fn for each token of text, as Tokenize finds them, with
 // the byte offsets in text of the runes the token comes from.
 func TokenizeFunc(text string, fn func(tok string, start, end int)) {
-	scan(text, func(b []byte, start, end int) {
+	scanTokens(text, false, fn)
+}
+
+// Terms are the tokens the search index holds for text and a question is
+// asked in: Tokenize's, each identifier written in mixed case followed by
+// its words ("AddPrefix" → "addprefix", "add", "prefix"; "HTTPServer" →
+// "httpserver", "http", "server"). Documentation names things in such
+// identifiers where people ask in words: "add a prefix to the path" should
+// find the AddPrefix middleware, and "addprefix" still finds it whole. The
+// words of an identifier follow it as the words of a phrase would, so that
+// a question asked in the identifier matches it as a phrase too. Words of
+// one letter are left out ("iPhone" → "iphone", "phone").
+func Terms(text string) []string { return tokens(text, true) }
+
+// TermsFunc calls fn for each of text's Terms, with the byte offsets in text
+// of the runes each comes from: an identifier's words have their own.
+func TermsFunc(text string, fn func(tok string, start, end int)) {
+	scanTokens(text, true, fn)
+}
+
+func scanTokens(text string, split bool, fn func(tok string, start, end int)) {
+	scan(text, split, func(b []byte, start, end int) {
 		if s := text[start:end]; string(b) == s {
 			fn(s, start, end)
 			return
@@ -67,10 +93,11 @@ func TokenizeFunc(text string, fn func(tok string, start, end int)) {
 	})
 }
 
-// scan finds the tokens of text. The slice given to emit is only valid
+// scan finds the tokens of text, and with split the words of its
+// identifiers after each (Terms). The slice given to emit is only valid
 // during the call.
-func scan(text string, emit func(tok []byte, start, end int)) {
-	s := scanner{emit: emit, start: -1}
+func scan(text string, split bool, emit func(tok []byte, start, end int)) {
+	s := scanner{emit: emit, start: -1, split: split}
 	for i := 0; i < len(text); {
 		// ASCII is most text and needs no tables: a run of letters and
 		// digits is copied lower-cased in one go.
@@ -93,6 +120,9 @@ func scan(text string, emit func(tok []byte, start, end int)) {
 			if s.n+j-i > len(s.buf) {
 				s.long = true
 			} else {
+				if s.split {
+					s.cutCase(text, i, j)
+				}
 				buf := s.buf[s.n : s.n+j-i]
 				for k := range buf {
 					buf[k] = asciiWord[text[i+k]]
@@ -148,6 +178,35 @@ type scanner struct {
 	start int // offset of the open token in the text, -1 when none is open
 	end   int
 	long  bool // the open token has outgrown buf and will be dropped
+
+	// With split, where the open token's words start after its first
+	// (offsets in buf and in the text), and the case of its last ASCII
+	// letter or digit: 0 none (or not ASCII), 1 lower case or a digit, 2
+	// upper case.
+	split bool
+	cuts  []cut
+	last  byte
+}
+
+type cut struct{ buf, text int }
+
+// cutCase notes where words start in text[i:j], a run of ASCII letters and
+// digits about to be added to the open token at s.n: at an upper-case
+// letter after a lower-case one or a digit ("addPrefix", "http2Server"),
+// and at the last of a run of capitals before a lower-case letter
+// ("HTTPServer").
+func (s *scanner) cutCase(text string, i, j int) {
+	for k := i; k < j; k++ {
+		c := text[k]
+		upper := 'A' <= c && c <= 'Z'
+		if upper && (s.last == 1 || s.last == 2 && k+1 < j && 'a' <= text[k+1] && text[k+1] <= 'z') {
+			s.cuts = append(s.cuts, cut{s.n + k - i, k})
+		}
+		s.last = 1
+		if upper {
+			s.last = 2
+		}
+	}
 }
 
 // hangul decomposes r if it is a Hangul syllable, which the norm tables
@@ -171,6 +230,7 @@ func (s *scanner) rune(r rune, start, end int) {
 	case unicode.IsLetter(r) || unicode.IsDigit(r):
 		r = unicode.ToLower(r)
 		s.add(r, utf8.RuneLen(r), start, end)
+		s.last = 0 // words are cut in ASCII only
 	case !unicode.Is(unicode.Mark, r):
 		s.flush()
 	case unicode.Is(unicode.Inherited, r):
@@ -231,6 +291,19 @@ func (s *scanner) order(size int) {
 func (s *scanner) flush() {
 	if s.start >= 0 && !s.long {
 		s.emit(s.buf[:s.n], s.start, s.end)
+		if len(s.cuts) > 0 {
+			from := cut{0, s.start}
+			for i := 0; i <= len(s.cuts); i++ {
+				to := cut{s.n, s.end}
+				if i < len(s.cuts) {
+					to = s.cuts[i]
+				}
+				if to.buf-from.buf > 1 {
+					s.emit(s.buf[from.buf:to.buf], from.text, to.text)
+				}
+				from = to
+			}
+		}
 	}
-	s.n, s.start, s.long = 0, -1, false
+	s.n, s.start, s.long, s.cuts, s.last = 0, -1, false, s.cuts[:0], 0
 }

@@ -59,6 +59,48 @@ func TestTokenize(t *testing.T) {
 	}
 }
 
+// Terms are Tokenize's tokens with the words of each mixed-case identifier
+// after it; TermsFunc gives each word the bytes it comes from.
+func TestTerms(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want []string // token[the text it comes from]
+	}{
+		{"deploy the Staging server", []string{"deploy[deploy]", "the[the]", "staging[Staging]", "server[server]"}},
+		{"HTTP HTTPS", []string{"http[HTTP]", "https[HTTPS]"}},
+		{"the AddPrefix middleware", []string{"the[the]", "addprefix[AddPrefix]", "add[Add]", "prefix[Prefix]", "middleware[middleware]"}},
+		{"maxRequestBodyBytes", []string{"maxrequestbodybytes[maxRequestBodyBytes]", "max[max]", "request[Request]", "body[Body]", "bytes[Bytes]"}},
+		{"HTTPServer IPAllowList", []string{"httpserver[HTTPServer]", "http[HTTP]", "server[Server]", "ipallowlist[IPAllowList]", "ip[IP]", "allow[Allow]", "list[List]"}},
+		{"http2Server", []string{"http2server[http2Server]", "http2[http2]", "server[Server]"}},
+		{"iPhone getX", []string{"iphone[iPhone]", "phone[Phone]", "getx[getX]", "get[get]"}},
+		{"AddPräfix", []string{"addprafix[AddPräfix]", "add[Add]", "prafix[Präfix]"}},
+		{"snake_case X-Forwarded-For", []string{"snake[snake]", "case[case]", "x[X]", "forwarded[Forwarded]", "for[For]"}},
+		{"ÜberSchall ÉCOLEÉcole", []string{"uberschall[ÜberSchall]", "uber[Über]", "schall[Schall]", "ecoleecole[ÉCOLEÉcole]"}}, // cut at ASCII capitals only
+		{"SQLite PostgreSQL", []string{"sqlite[SQLite]", "sq[SQ]", "lite[Lite]", "postgresql[PostgreSQL]", "postgre[Postgre]", "sql[SQL]"}},
+		{strings.Repeat("aB", 33), nil}, // too long: dropped whole, words and all
+	}
+	for _, tt := range tests {
+		var got []string
+		search.TermsFunc(tt.in, func(tok string, start, end int) { got = append(got, tok+"["+tt.in[start:end]+"]") })
+		if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("TermsFunc(%q) (-want +got):\n%s", tt.in, diff)
+		}
+		var toks []string
+		for _, w := range tt.want {
+			toks = append(toks, w[:strings.IndexByte(w, '[')])
+		}
+		if diff := cmp.Diff(toks, search.Terms(tt.in), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("Terms(%q) (-want +got):\n%s", tt.in, diff)
+		}
+	}
+	// Without mixed case, Terms are Tokenize's.
+	text := strings.ToLower(prose(7, 4000))
+	if diff := cmp.Diff(search.Tokenize(text), search.Terms(text)); diff != "" {
+		t.Errorf("Terms of prose differ from Tokenize (-want +got):\n%s", diff)
+	}
+}
+
 // Precomposed and decomposed spellings, from macOS file names or another
 // keyboard, must give the same tokens.
 func TestTokenizeNormalizationInvariant(t *testing.T) {
