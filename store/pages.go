@@ -309,7 +309,7 @@ type indexState int
 const (
 	indexed   indexState = iota // entries to replace: the lists of the stems given to basePostings hold its postings
 	unindexed                   // none: trashed, or never written
-	rebuilt                     // entries to replace, but no postings (ClearPostings)
+	rebuilt                     // entries to replace, but no postings or tokens (ClearPostings)
 )
 
 // writeIndex replaces the page's tags, links and search tokens.
@@ -343,7 +343,7 @@ func (tx *Tx) writeIndex(ctx context.Context, p *atrium.Page, idx PageIndex, sta
 		return err
 	}
 	if tx.db.engine == SQLite {
-		if replace {
+		if state == indexed {
 			tx.fts = append(tx.fts, ftsOp{"DELETE FROM page_fts WHERE rowid = ?", []any{p.ID}})
 		}
 		tx.fts = append(tx.fts, ftsOp{"INSERT INTO page_fts (rowid, tokens) VALUES (?, ?)", []any{p.ID, ftsTokens(p.WorkspaceID, idx.Tokens)}})
