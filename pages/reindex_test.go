@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -177,6 +178,35 @@ func (v *env) checkPostings(t *testing.T) {
 	if err := v.db.View(v.ctx, func(tx *store.Tx) error { return tx.CheckPostings(v.ctx, ws) }); err != nil {
 		t.Errorf("postings index: %v", err)
 	}
+}
+
+// A rebuild empties the index at once, then indexes every page again; a page
+// written between the two (by another process, or before a rebuild cut
+// short starts over) is indexed once, not twice, in the postings and in the
+// full-text index.
+func TestRebuildAfterAWriteSinceTheIndexWasEmptied(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		for p, c := range reindexPages {
+			v.write(t, p, c)
+		}
+		want := v.searchAll(t)
+		if err := v.db.Update(v.ctx, func(tx *store.Tx) error { return tx.ClearPostings(v.ctx) }); err != nil {
+			t.Fatal(err)
+		}
+		v.write(t, "Eng/Architecture.md", reindexPages["Eng/Architecture.md"]+"\nArchitecture reviews happen monthly.\n")
+		if err := v.db.Update(v.ctx, func(tx *store.Tx) error { return tx.SetMeta(v.ctx, "docs.index_version", "old") }); err != nil {
+			t.Fatal(err)
+		}
+		ensureIndex(t, v, len(reindexPages))
+		if diff := cmp.Diff(want, v.searchAll(t)); diff != "" {
+			t.Errorf("search after the rebuild (-before +after):\n%s", diff)
+		}
+		if got := paths(v.search(t, pages.SearchRequest{Query: "monthly"})); !slices.Equal(got, []string{"Eng/Architecture.md"}) {
+			t.Errorf("monthly: %v", got)
+		}
+		v.checkPostings(t)
+	})
 }
 
 // A rebuild over an index of an older version (not one a migration emptied)
