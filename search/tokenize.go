@@ -230,7 +230,7 @@ func (s *scanner) rune(r rune, start, end int) {
 	case unicode.IsLetter(r) || unicode.IsDigit(r):
 		r = unicode.ToLower(r)
 		s.add(r, utf8.RuneLen(r), start, end)
-		s.last = 0 // words are cut in ASCII only
+		s.last = 0 // case is read from ASCII letters only
 	case !unicode.Is(unicode.Mark, r):
 		s.flush()
 	case unicode.Is(unicode.Inherited, r):

@@ -1,6 +1,7 @@
 package search_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -185,7 +186,7 @@ func referenceTokenize(text string) []string {
 }
 
 func FuzzTokenize(f *testing.F) {
-	for _, s := range []string{"Café don't", "東京タワー ½", "한국 ㉮", "e\u0301\u0302x", strings.Repeat("ab", 40)} {
+	for _, s := range []string{"Café don't", "東京タワー ½", "한국 ㉮", "e\u0301\u0302x", strings.Repeat("ab", 40), "AddPrefix add", "HTTPServer2Go iPhone", "ÜberSchall É"} {
 		f.Add(s)
 	}
 	for _, s := range []string{"caf\xe9 don't", "ab\xffcd", "\xed\xa0\x80x", "e\xcc"} {
@@ -199,6 +200,7 @@ func FuzzTokenize(f *testing.F) {
 				t.Fatalf("Tokenize(%q) gave bad token %q", text, tok)
 			}
 		}
+		checkTerms(t, text, got)
 		// The reference decodes invalid UTF-8 differently: compared on valid
 		// text only.
 		if !utf8.ValidString(text) {
@@ -208,6 +210,36 @@ func FuzzTokenize(f *testing.F) {
 			t.Fatalf("Tokenize(%q) = %q, reference gives %q", text, got, want)
 		}
 	})
+}
+
+// checkTerms checks text's Terms against its tokens toks: each token in
+// order, from the same bytes, and after each only words of it, from bytes
+// inside its own.
+func checkTerms(t *testing.T, text string, toks []string) {
+	t.Helper()
+	type span struct{ start, end int }
+	var spans []span
+	search.TokenizeFunc(text, func(_ string, start, end int) { spans = append(spans, span{start, end}) })
+	var terms []string
+	i, whole := 0, -1
+	search.TermsFunc(text, func(tok string, start, end int) {
+		terms = append(terms, tok)
+		switch {
+		case tok == "" || len(tok) > 64 || !utf8.ValidString(tok):
+			t.Fatalf("Terms(%q) gave bad token %q", text, tok)
+		case i < len(toks) && tok == toks[i] && (span{start, end}) == spans[i]:
+			whole = i
+			i++
+		case whole < 0 || start < spans[whole].start || end > spans[whole].end || (span{start, end}) == spans[whole] || !strings.Contains(toks[whole], tok):
+			t.Fatalf("Terms(%q): %q from %d:%d is neither the next token nor a word of the last", text, tok, start, end)
+		}
+	})
+	if i != len(toks) {
+		t.Fatalf("Terms(%q) left out tokens after %q", text, toks[:i])
+	}
+	if !slices.Equal(terms, search.Terms(text)) {
+		t.Fatalf("Terms(%q) = %q, TermsFunc gave %q", text, search.Terms(text), terms)
+	}
 }
 
 func TestStem(t *testing.T) {
