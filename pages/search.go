@@ -89,9 +89,9 @@ type FieldExplanation struct {
 }
 
 // A Signal is one part of a score: "words" (each term's BM25 in each
-// field, fields weighed) and "nearness" (the query's words standing together); with
-// hybrid search, "lexical" and "vector", the two rankings a hit's fused
-// score adds up (reciprocal rank fusion: 1/(60+rank) each).
+// field, fields weighed) and "nearness" (the query's words standing
+// together); with hybrid search, "lexical" and "vector", the two rankings
+// a hit's fused score adds up (reciprocal rank fusion: 1/(60+rank) each).
 type Signal struct {
 	Name       string  `json:"name"`
 	Score      float64 `json:"score"`

@@ -3,10 +3,10 @@ package search
 import "strings"
 
 // Highlights returns the byte ranges of text that match q's words, in order
-// and apart: what a results page marks. An identifier's words are marked
-// where they match, unless the identifier is, whole. A word matches by its stem, a prefix as written,
-// a term of synonyms by any of its forms' words; excluded words are not
-// marked.
+// and apart: what a results page marks. A word matches by its stem, a prefix
+// as written, a term of synonyms by any of its forms' words; excluded words
+// are not marked. An identifier's words are marked where they match, unless
+// the identifier does, whole.
 func Highlights(text string, q Query) [][2]int {
 	stems := map[string]bool{}
 	var prefixes []string

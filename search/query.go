@@ -124,6 +124,7 @@ func isQuote(r rune) bool {
 type parser struct {
 	terms []Term
 	stop  []bool // terms[i] is a stop word, which query drops when others remain
+	part  []bool // terms[i] is only ever a word of an identifier (Terms)
 }
 
 // phrase adds the quoted tokens toks: a phrase is required unless excluded.
@@ -144,9 +145,15 @@ func (p *parser) phrase(toks []string, excluded bool) {
 // even before punctuation ("prod*?").
 func (p *parser) word(w string, required, excluded bool) {
 	var terms []Term
-	TermsFunc(w, func(tok string, _, end int) {
+	var parts []bool
+	whole := 0 // where the last identifier ends: its words start before
+	TermsFunc(w, func(tok string, start, end int) {
 		prefix := end < len(w) && w[end] == '*' && utf8.RuneCountInString(tok) >= minPrefixRunes
 		terms = append(terms, Term{Text: tok, Prefix: prefix, Required: required, Excluded: excluded})
+		parts = append(parts, start < whole)
+		if start >= whole {
+			whole = end
+		}
 	})
 	if len(terms) > 1 && (required || excluded) {
 		// "+e-mail" means the compound, not e and mail anywhere.
@@ -157,19 +164,19 @@ func (p *parser) word(w string, required, excluded bool) {
 		p.phrase(toks, excluded)
 		return
 	}
-	for _, t := range terms {
+	for i, t := range terms {
 		stop := isStopWord(t)
 		if !t.Prefix {
 			t.Text = Stem(t.Text)
 		}
-		p.addWord(t, stop)
+		p.addWord(t, stop, parts[i])
 	}
 }
 
 // add appends t, or merges it into the same term written before.
-func (p *parser) add(t Term) { p.addWord(t, false) }
+func (p *parser) add(t Term) { p.addWord(t, false, false) }
 
-func (p *parser) addWord(t Term, stop bool) {
+func (p *parser) addWord(t Term, stop, part bool) {
 	for i, u := range p.terms {
 		if u.Text != t.Text || u.Prefix != t.Prefix || !slices.Equal(u.Phrase, t.Phrase) {
 			continue
@@ -182,25 +189,20 @@ func (p *parser) addWord(t Term, stop bool) {
 		}
 		p.terms[i] = u
 		p.stop[i] = p.stop[i] && stop
+		p.part[i] = p.part[i] && part
 		return
 	}
 	p.terms = append(p.terms, t)
 	p.stop = append(p.stop, stop)
+	p.part = append(p.part, part)
 }
 
 func (p *parser) query() (Query, error) {
-	var kept []Term
-	wanted := 0 // terms that are not excluded, among those kept
-	for i, t := range p.terms {
-		// A stop word merged with a required or excluded use of itself
-		// is no longer optional.
-		if p.stop[i] && !t.Required && !t.Excluded {
-			continue
-		}
-		kept = append(kept, t)
-		if !t.Excluded {
-			wanted++
-		}
+	kept, wanted := p.kept(false)
+	if len(kept) > MaxTerms {
+		// An identifier's words are terms beside it: a question of
+		// many identifiers asks for them whole rather than being refused.
+		kept, wanted = p.kept(true)
 	}
 	if wanted == 0 {
 		// Only stop words, or nothing but them besides exclusions:
@@ -216,6 +218,24 @@ func (p *parser) query() (Query, error) {
 		return Query{}, &Error{Message: "search query only excludes words: add a word to search for"}
 	}
 	return Query{Terms: kept}, nil
+}
+
+// kept are the terms a query asks for, less its optional stop words and,
+// with noParts, the words of its identifiers; wanted counts those that are
+// not excluded.
+func (p *parser) kept(noParts bool) (kept []Term, wanted int) {
+	for i, t := range p.terms {
+		// A stop word merged with a required or excluded use of itself
+		// is no longer optional.
+		if p.stop[i] && !t.Required && !t.Excluded || noParts && p.part[i] {
+			continue
+		}
+		kept = append(kept, t)
+		if !t.Excluded {
+			wanted++
+		}
+	}
+	return kept, wanted
 }
 
 // isStopWord reports whether t, as written (before stemming), is a stop

@@ -3,6 +3,7 @@ package search_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -120,6 +121,34 @@ func wordTerms(n int) []search.Term {
 		ts = append(ts, opt(w))
 	}
 	return ts
+}
+
+// A question asks for an identifier's words beside it; one of so many
+// identifiers that their words would pass MaxTerms asks for them whole,
+// where it was refused before, and a word also written on its own stays.
+func TestParseQueryKeepsIdentifiersWholeWhenTheirWordsAreTooMany(t *testing.T) {
+	t.Parallel()
+	texts := func(q search.Query) []string {
+		var out []string
+		for _, t := range q.Terms {
+			out = append(out, t.Text)
+		}
+		return out
+	}
+	if diff := cmp.Diff([]string{"addprefix", "add", "prefix", "middlewar"}, texts(mustParse(t, "AddPrefix middleware"))); diff != "" {
+		t.Errorf("AddPrefix middleware (-want +got):\n%s", diff)
+	}
+	var ids, want []string
+	for i := range 15 {
+		id := fmt.Sprintf("Word%cPart%c", 'a'+i, 'a'+i)
+		ids = append(ids, id)
+		want = append(want, search.Stem(strings.ToLower(id)))
+	}
+	got := texts(mustParse(t, strings.Join(ids, " ")+" parta"))
+	want = slices.Insert(want, 1, "parta") // where the question first has it
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("15 identifiers (-want +got):\n%s", diff)
+	}
 }
 
 func TestParseQueryErrors(t *testing.T) {

@@ -51,11 +51,14 @@ func ParseSynonyms(body string) *Synonyms {
 		}
 		var g []Form
 		for part := range strings.SplitSeq(line, ",") {
-			toks := Terms(part)
-			if len(toks) == 0 || len(toks) > maxFormWords || len(toks) == 1 && stopWords[toks[0]] {
+			// A form is its words as written (an identifier is one), and
+			// the index's Terms of them, which a question's are matched to.
+			words := Tokenize(part)
+			if len(words) == 0 || len(words) > maxFormWords || len(words) == 1 && stopWords[words[0]] {
 				continue
 			}
-			fm := Form{Text: strings.Join(toks, " "), Stems: make([]string, len(toks))}
+			toks := Terms(part)
+			fm := Form{Text: strings.Join(words, " "), Stems: make([]string, len(toks))}
 			for i, t := range toks {
 				fm.Stems[i] = Stem(t)
 			}

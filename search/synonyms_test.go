@@ -1,6 +1,7 @@
 package search_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -22,6 +23,7 @@ just one
 code, is, not, read
 ` + "```" + `
 five words are too many, ok, okay
+maxRequestBodyBytes, body size limit
 `
 
 func TestParseSynonyms(t *testing.T) {
@@ -33,6 +35,8 @@ func TestParseSynonyms(t *testing.T) {
 		{"phone", "mobile", "cell phone"},
 		{"laptop", "notebook computer"},
 		{"ok", "okay"},
+		// An identifier is one word, whatever words it holds.
+		{"maxrequestbodybytes", "body size limit"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("groups (-want +got):\n%s", diff)
@@ -40,7 +44,7 @@ func TestParseSynonyms(t *testing.T) {
 }
 
 func form(text string) search.Form {
-	f := search.Form{Text: text}
+	f := search.Form{Text: strings.Join(search.Tokenize(text), " ")}
 	for _, tok := range search.Terms(text) {
 		f.Stems = append(f.Stems, search.Stem(tok))
 	}
