@@ -153,10 +153,8 @@ func verifyAcks(t *testing.T, srv *server, acks []crashAck) (lost int) {
 	return lost
 }
 
-// checkIntact checks the stopped server's database: PRAGMA integrity_check
-// and foreign keys on SQLite, and on both engines that every page's current
-// revision is in its history with the same content.
-func checkIntact(t *testing.T, srv *server, e store.Engine) {
+// openRaw opens the server's store as a plain database, beneath Atrium.
+func openRaw(t *testing.T, srv *server, e store.Engine) *sql.DB {
 	t.Helper()
 	driver, dsn := "pgx", srv.DB
 	if e == store.SQLite {
@@ -166,6 +164,15 @@ func checkIntact(t *testing.T, srv *server, e store.Engine) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return db
+}
+
+// checkIntact checks the stopped server's database: PRAGMA integrity_check
+// and foreign keys on SQLite, and on both engines that every page's current
+// revision is in its history with the same content.
+func checkIntact(t *testing.T, srv *server, e store.Engine) {
+	t.Helper()
+	db := openRaw(t, srv, e)
 	defer db.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -185,7 +192,7 @@ func checkIntact(t *testing.T, srv *server, e store.Engine) {
 		}
 	}
 	var orphans int
-	err = db.QueryRowContext(ctx, `SELECT count(*) FROM pages p WHERE NOT EXISTS
+	err := db.QueryRowContext(ctx, `SELECT count(*) FROM pages p WHERE NOT EXISTS
 		(SELECT 1 FROM page_revisions r WHERE r.page_id = p.id AND r.revision = p.revision AND r.content_hash = p.content_hash)`).Scan(&orphans)
 	if err != nil || orphans != 0 {
 		t.Fatalf("pages whose current revision is missing from their history after the crash: %d %v", orphans, err)

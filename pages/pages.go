@@ -63,6 +63,7 @@ type Service struct {
 	embedDown     atomic.Int64 // until when (unix ns) searches skip the endpoint
 	embedStats    embedStats
 	vecs          vecCache
+	reindexBatch  int
 }
 
 // A Change is one page written, moved or deleted, as hooks see it.
@@ -103,7 +104,7 @@ func New(db *store.DB, log *slog.Logger) *Service {
 	// CPU-bound: more at once than cores only makes each slower.
 	running := max(1, min(runtime.GOMAXPROCS(0), db.Conns()-1))
 	return &Service{db: db, log: log, MaxAttachmentBytes: 25 << 20, TrashRetention: DefaultTrashRetention,
-		searches: newSearchGate(running)}
+		searches: newSearchGate(running), reindexBatch: defaultReindexBatch}
 }
 
 // origin lets a surface say where a write came from (the mirror marks its own

@@ -2,10 +2,12 @@ package pages
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"time"
 
+	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/store"
 )
 
@@ -15,86 +17,244 @@ import (
 // rebuilds the index from the pages (EnsureIndex).
 const indexVersion = "8"
 
-const indexVersionKey = "docs.index_version"
+const (
+	indexVersionKey = "docs.index_version"
+	// rebuildKey holds a rebuild under way: the version it builds, the last
+	// page ID it reindexed, how many pages it reindexed and how many there
+	// were when it started. It lets a rebuild cut short go on where it
+	// stopped, and processes that start together share one rebuild.
+	rebuildKey = "docs.index_rebuild"
+)
 
-// reindexBatch is how many pages one rebuild transaction rewrites.
-const reindexBatch = 2000
+// defaultReindexBatch is how many pages one rebuild transaction rewrites:
+// the other writers wait for it, a second or so at this size.
+const defaultReindexBatch = 1000
+
+// rebuild is the progress of a rebuild of the index to indexVersion.
+type rebuild struct {
+	after       int64 // the last page ID reindexed
+	done, total int
+}
+
+func (r rebuild) String() string {
+	return fmt.Sprintf("%s %d %d %d", indexVersion, r.after, r.done, r.total)
+}
+
+// indexState reads whether the index is current and, when it is not, the
+// rebuild under way (ok false when none has started for indexVersion).
+func indexState(ctx context.Context, tx *store.Tx) (current bool, r rebuild, ok bool, err error) {
+	version, _, err := tx.Meta(ctx, indexVersionKey)
+	if err != nil || version == indexVersion {
+		return err == nil, r, false, err
+	}
+	v, found, err := tx.Meta(ctx, rebuildKey)
+	if err != nil || !found {
+		return false, r, false, err
+	}
+	var of string
+	if n, _ := fmt.Sscanf(v, "%s %d %d %d", &of, &r.after, &r.done, &r.total); n != 4 || of != indexVersion {
+		return false, rebuild{}, false, nil // another version's: start over
+	}
+	return false, r, true, nil
+}
+
+// indexState reads the index's state in a transaction of its own.
+func (s *Service) indexState(ctx context.Context) (current bool, r rebuild, ok bool, err error) {
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		current, r, ok, err = indexState(ctx, tx)
+		return err
+	})
+	return current, r, ok, err
+}
+
+// rebuildNote is what a search says while the index is rebuilt, or "".
+func rebuildNote(ctx context.Context, tx *store.Tx) (string, error) {
+	current, r, ok, err := indexState(ctx, tx)
+	if err != nil || current {
+		return "", err
+	}
+	if !ok {
+		return "the search index is being rebuilt after an upgrade: pages not yet reindexed are missing from these results", nil
+	}
+	return fmt.Sprintf("the search index is being rebuilt after an upgrade (%d of %d pages so far): pages not yet reindexed are missing from these results",
+		min(r.done, r.total), r.total), nil
+}
 
 // EnsureIndex rebuilds the derived index of every page of every workspace
 // when it was built by another index version, or by none (a migration that
-// reset it): it is one read of the store when the index is current. The
-// rebuild runs in transactions of a few hundred pages and can be interrupted;
-// it starts over at the next call. It returns how many pages it rebuilt.
+// reset it), and returns once it is current: it is one read of the store when
+// it is. It returns how many pages it reindexed itself.
+//
+// The rebuild goes on from where one cut short stopped, and processes that
+// run it at once share it: each batch is taken from the progress the store
+// records, in the transaction that advances it. Its pages are read and
+// parsed before that transaction, so that other writers wait only for the
+// writing; a batch another process took meanwhile is dropped.
 func (s *Service) EnsureIndex(ctx context.Context) (int, error) {
-	var version string
-	var pages int
-	err := s.db.View(ctx, func(tx *store.Tx) error {
-		var err error
-		if version, _, err = tx.Meta(ctx, indexVersionKey); err != nil {
-			return err
-		}
-		if version != indexVersion {
-			pages, err = tx.PageCount(ctx, 0)
-		}
-		return err
-	})
-	if err != nil || version == indexVersion {
-		return 0, err
-	}
-	start := time.Now()
-	if pages > 0 {
-		s.log.Info("rebuilding the search index", "pages", pages, "from_version", version, "to_version", indexVersion)
-	}
-	if err := s.db.Update(ctx, func(tx *store.Tx) error { return tx.ClearPostings(ctx) }); err != nil {
-		return 0, err
-	}
-	done := 0
-	for after := int64(0); ; {
-		var n int
-		err := s.db.Update(ctx, func(tx *store.Tx) error {
-			var err error
-			n, after, err = s.reindexAfter(ctx, tx, after)
-			return err
-		})
-		if err != nil {
-			return done, err
-		}
-		if n == 0 {
-			break
-		}
-		done += n
-	}
-	if done > 0 {
-		if err := s.db.OptimizeSearch(ctx); err != nil {
-			return done, err
+	reindexed := 0
+	for {
+		n, finished, err := s.rebuildStep(ctx)
+		reindexed += n
+		if err != nil || finished {
+			return reindexed, err
 		}
 	}
-	err = s.db.Update(ctx, func(tx *store.Tx) error { return tx.SetMeta(ctx, indexVersionKey, indexVersion) })
-	if err == nil && done > 0 {
-		s.log.Info("rebuilt the search index", "pages", done, "took", time.Since(start).Round(time.Millisecond))
-	}
-	return done, err
 }
 
-// reindexAfter rebuilds the index of the next batch of pages after the page
-// ID after, parsing them in parallel. It returns how many pages it read and
-// the last ID. A page that no longer parses (a rule tightened since it was
-// written) keeps no index entries and is logged: its content is untouched.
-func (s *Service) reindexAfter(ctx context.Context, tx *store.Tx, after int64) (int, int64, error) {
-	pages, err := tx.PagesAfter(ctx, after, reindexBatch)
-	if err != nil || len(pages) == 0 {
-		return 0, after, err
+// KeepIndexCurrent rebuilds the index in the background when it is not
+// current, so that a store of a million pages opens at once after an upgrade;
+// searches say meanwhile that their results may miss pages. It returns once
+// the rebuild has started: a store without pages is current by then. A
+// rebuild that fails (a full disk) is tried again a minute later. stop ends
+// it and returns once it has: what it committed stays, and the next start
+// goes on from there.
+func (s *Service) KeepIndexCurrent(ctx context.Context) (stop func(), err error) {
+	current, r, started, err := s.indexState(ctx)
+	switch {
+	case err != nil || current:
+		return func() {}, err
+	case started:
+		s.log.Info("going on with the rebuild of the search index", "done", r.done, "of", r.total)
+	default:
+		if err = s.startRebuild(ctx); err == nil {
+			current, _, _, err = s.indexState(ctx)
+		}
+		if err != nil || current {
+			return func() {}, err
+		}
 	}
+	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			_, err := s.EnsureIndex(bg)
+			if err == nil || bg.Err() != nil {
+				return
+			}
+			s.log.Error("rebuild the search index; trying again in a minute", "err", err)
+			select {
+			case <-bg.Done():
+				return
+			case <-time.After(time.Minute):
+			}
+		}
+	}()
+	return func() { cancel(); <-done }, nil
+}
+
+// rebuildStep reindexes the next batch of pages. finished is true once the
+// index is current.
+func (s *Service) rebuildStep(ctx context.Context) (n int, finished bool, err error) {
+	finished, r, started, err := s.indexState(ctx)
+	if err != nil || finished {
+		return 0, finished, err
+	}
+	if !started {
+		return 0, false, s.startRebuild(ctx)
+	}
+	var pages []atrium.Page
+	if err := s.db.View(ctx, func(tx *store.Tx) (err error) {
+		pages, err = tx.PagesAfter(ctx, r.after, s.reindexBatch)
+		return err
+	}); err != nil {
+		return 0, false, err
+	}
+	idx, err := s.parseAll(ctx, pages)
+	if err != nil {
+		return 0, false, err
+	}
+	took := false
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		if err := tx.TakeTurn(ctx, "reindex"); err != nil {
+			return err
+		}
+		current, now, ok, err := indexState(ctx, tx)
+		if err != nil || current || !ok || now != r {
+			return err // another process went on meanwhile
+		}
+		took = true
+		if len(pages) == 0 {
+			finished = true
+			if err := tx.SetMeta(ctx, indexVersionKey, indexVersion); err != nil {
+				return err
+			}
+			return tx.DeleteMeta(ctx, rebuildKey)
+		}
+		n = 0
+		for i := range pages {
+			ok, err := tx.ReindexPage(ctx, &pages[i], idx[i])
+			if err != nil {
+				return err
+			}
+			if ok {
+				n++
+			}
+		}
+		r.after, r.done = pages[len(pages)-1].ID, r.done+len(pages)
+		return tx.SetMeta(ctx, rebuildKey, r.String())
+	})
+	if err != nil || !took {
+		return 0, false, err
+	}
+	if finished {
+		if err := s.db.OptimizeSearch(ctx); err != nil {
+			return n, true, err
+		}
+		s.log.Info("rebuilt the search index", "pages", r.done)
+	} else if r.done/s.reindexBatch%10 == 0 {
+		s.log.Info("rebuilding the search index", "done", r.done, "of", r.total)
+	}
+	return n, finished, nil
+}
+
+// startRebuild empties the index and records a rebuild from the first
+// page, unless another process started one meanwhile; a store without
+// pages is current at once.
+func (s *Service) startRebuild(ctx context.Context) error {
+	var total int
+	var from string
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		if err := tx.TakeTurn(ctx, "reindex"); err != nil {
+			return err
+		}
+		current, _, started, err := indexState(ctx, tx)
+		if err != nil || current || started {
+			return err
+		}
+		if from, _, err = tx.Meta(ctx, indexVersionKey); err != nil {
+			return err
+		}
+		if total, err = tx.PageCount(ctx, 0); err != nil {
+			return err
+		}
+		if total == 0 {
+			return tx.SetMeta(ctx, indexVersionKey, indexVersion)
+		}
+		if err := tx.ClearPostings(ctx); err != nil {
+			return err
+		}
+		return tx.SetMeta(ctx, rebuildKey, rebuild{total: total}.String())
+	})
+	if err == nil && total > 0 {
+		s.log.Info("rebuilding the search index", "pages", total, "from_version", from, "to_version", indexVersion)
+	}
+	return err
+}
+
+// parseAll derives the index of each page, in parallel. A page that no
+// longer parses (a rule tightened since it was written) keeps no index
+// entries and is logged: its content is untouched.
+func (s *Service) parseAll(ctx context.Context, pages []atrium.Page) ([]store.PageIndex, error) {
 	idx := make([]store.PageIndex, len(pages))
-	errs := make([]error, len(pages))
 	var wg sync.WaitGroup
 	workers := runtime.GOMAXPROCS(0)
 	for w := range workers {
 		wg.Go(func() {
-			for i := w; i < len(pages); i += workers {
+			for i := w; i < len(pages) && ctx.Err() == nil; i += workers {
 				pc, err := parse(pages[i].Path, pages[i].Content)
 				if err != nil {
-					errs[i] = err
+					s.log.Warn("page left out of the search index", "path", pages[i].Path, "err", err)
 					continue
 				}
 				idx[i] = pc.index(pages[i].Path)
@@ -102,14 +262,5 @@ func (s *Service) reindexAfter(ctx context.Context, tx *store.Tx, after int64) (
 		})
 	}
 	wg.Wait()
-	for i := range pages {
-		if errs[i] != nil {
-			s.log.Warn("page left out of the search index", "path", pages[i].Path, "err", errs[i])
-			idx[i] = store.PageIndex{}
-		}
-		if err := tx.ReindexPage(ctx, &pages[i], idx[i]); err != nil {
-			return 0, after, err
-		}
-	}
-	return len(pages), pages[len(pages)-1].ID, nil
+	return idx, ctx.Err()
 }

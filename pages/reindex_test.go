@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -226,6 +228,105 @@ func TestRebuildReplacesAnOlderIndex(t *testing.T) {
 			t.Fatal(err)
 		}
 		ensureIndex(t, v, len(reindexPages)-1)
+		if diff := cmp.Diff(want, v.searchAll(t)); diff != "" {
+			t.Errorf("search after the rebuild (-before +after):\n%s", diff)
+		}
+		v.checkPostings(t)
+	})
+}
+
+// oldIndexPages writes reindexPages and three more, and marks the index as
+// built by an older version: the next EnsureIndex rebuilds every page. It
+// returns what the searches found before.
+func (v *env) oldIndexPages(t *testing.T) map[string][]string {
+	t.Helper()
+	for p, c := range reindexPages {
+		v.write(t, p, c)
+	}
+	for i := range 3 {
+		v.write(t, fmt.Sprintf("Notes/N%d.md", i), fmt.Sprintf("# Note %d\n\nA note on the database, number %d.\n", i, i))
+	}
+	want := v.searchAll(t)
+	if err := v.db.Update(v.ctx, func(tx *store.Tx) error { return tx.SetMeta(v.ctx, "docs.index_version", "old") }); err != nil {
+		t.Fatal(err)
+	}
+	return want
+}
+
+// A rebuild cut short (the process stopped, or was killed, between two of
+// its transactions) goes on at the next start from where it stopped, rather
+// than emptying the index and starting over: at a million pages a rebuild
+// is minutes long, and a process that agents start and stop may never see
+// one through. Meanwhile searches find the pages reindexed so far, and say
+// how far the rebuild is.
+func TestRebuildGoesOnWhereItWasCutShort(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		dsn := storetest.DSN(t, e)
+		v := openEnv(t, dsn)
+		ensureIndex(t, v, 0)
+		want := v.oldIndexPages(t)
+		pages.SetReindexBatch(v.svc, 2)
+		for i, wantN := range []int{0, 2} { // started (the index emptied), then one batch
+			n, finished, err := pages.RebuildStep(context.Background(), v.svc)
+			if err != nil || finished || n != wantN {
+				t.Fatalf("step %d: %d pages reindexed, finished %v, %v; want %d, not finished", i, n, finished, err, wantN)
+			}
+			res := v.search(t, pages.SearchRequest{Query: "database"})
+			note := fmt.Sprintf("the search index is being rebuilt after an upgrade (%d of 6 pages so far)", wantN)
+			if !strings.HasPrefix(res.Note, note) {
+				t.Errorf("step %d: note %q, want it to start %q", i, res.Note, note)
+			}
+			if len(res.Hits) > wantN {
+				t.Errorf("step %d: %d hits with %d pages reindexed", i, len(res.Hits), wantN)
+			}
+		}
+		// A page the rebuild has not reached yet is written meanwhile.
+		v.write(t, "Notes/N2.md", "# Note 2\n\nA note on the database, rewritten monthly.\n")
+		v.db.Close()
+
+		w := openEnv(t, dsn)
+		pages.SetReindexBatch(w.svc, 2)
+		ensureIndex(t, w, 4)
+		want["database"] = w.searchAll(t)["database"] // N2 is still about it
+		if diff := cmp.Diff(want, w.searchAll(t)); diff != "" {
+			t.Errorf("search after the rebuild (-before +after):\n%s", diff)
+		}
+		res := w.search(t, pages.SearchRequest{Query: "monthly"})
+		if got := paths(res); !slices.Equal(got, []string{"Notes/N2.md"}) || res.Note != "" {
+			t.Errorf("monthly: %v, note %q", got, res.Note)
+		}
+		w.checkPostings(t)
+	})
+}
+
+// Processes that start on an older index (a server, and agents' stdio
+// servers beside it) rebuild it together: each batch is reindexed by one of
+// them, once, and the index ends whole.
+func TestProcessesRebuildTheIndexTogether(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		dsn := storetest.DSN(t, e)
+		v := openEnv(t, dsn)
+		ensureIndex(t, v, 0)
+		want := v.oldIndexPages(t)
+		procs := []*env{openEnv(t, dsn), openEnv(t, dsn), openEnv(t, dsn)}
+		counts := make([]int, len(procs))
+		errs := make([]error, len(procs))
+		var wg sync.WaitGroup
+		for i, p := range procs {
+			pages.SetReindexBatch(p.svc, 1)
+			wg.Go(func() { counts[i], errs[i] = p.svc.EnsureIndex(context.Background()) })
+		}
+		wg.Wait()
+		total := 0
+		for i := range procs {
+			if errs[i] != nil {
+				t.Fatalf("process %d: %v", i, errs[i])
+			}
+			total += counts[i]
+		}
+		if total != 6 {
+			t.Errorf("the processes reindexed %v pages, %d in all; want 6 in all", counts, total)
+		}
 		if diff := cmp.Diff(want, v.searchAll(t)); diff != "" {
 			t.Errorf("search after the rebuild (-before +after):\n%s", diff)
 		}

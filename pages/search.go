@@ -163,7 +163,12 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, er
 	top := newTopK(depth)
 	var res SearchResult
 	var scoring scorer // what explains a hit's score
+	var rebuilding string
 	err = s.db.View(ctx, func(tx *store.Tx) error {
+		var err error
+		if rebuilding, err = rebuildNote(ctx, tx); err != nil {
+			return err
+		}
 		if search.RanksFromPostings(q) {
 			syn, synPage, err := s.syns.synonyms(ctx, tx, a.Workspace.ID, member)
 			if err != nil {
@@ -189,6 +194,7 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, er
 	if err != nil {
 		return SearchResult{}, err
 	}
+	res.Note = joinNotes(res.Note, rebuilding)
 	lexical := top.sorted()
 	ranked := make([]fused, len(lexical))
 	for i, h := range lexical {
@@ -197,9 +203,7 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, er
 	hybrid := false
 	if vside != nil {
 		v := <-vside
-		if v.note != "" {
-			res.Note = strings.TrimPrefix(res.Note+"; "+v.note, "; ")
-		}
+		res.Note = joinNotes(res.Note, v.note)
 		if len(v.hits) > 0 {
 			hybrid = true
 			ids := make([]int64, len(v.hits))
@@ -899,3 +903,11 @@ func dfTokens(q search.Query) []string {
 
 // round keeps scores readable and stable to compare.
 func round(f float64) float64 { return math.Round(f*1e6) / 1e6 }
+
+// joinNotes says both notes, either, or none.
+func joinNotes(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "; " + b
+}

@@ -49,6 +49,8 @@ type Services struct {
 	Where Where
 
 	db *store.DB
+	// stopIndexing ends a rebuild of the search index under way.
+	stopIndexing func()
 }
 
 // Where names a store for people: never a password.
@@ -109,7 +111,7 @@ func Open(ctx context.Context, o Options) (*Services, error) {
 	if err := s.Tasks.LoadBaseURL(ctx); err != nil {
 		log.Warn("read the UI's address", "err", err)
 	}
-	if _, err := s.Pages.EnsureIndex(ctx); err != nil {
+	if s.stopIndexing, err = s.Pages.KeepIndexCurrent(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("rebuild search index: %w", err)
 	}
@@ -145,6 +147,9 @@ func (s *Services) ConfigureOAuth(cfg oauth.Config) {
 
 // Close flushes what is written in the background and closes the store.
 func (s *Services) Close() {
+	if s.stopIndexing != nil {
+		s.stopIndexing()
+	}
 	s.Calls.Close() // its last records, before the store closes
 	s.Identity.Close()
 	if err := s.db.Close(); err != nil {

@@ -220,6 +220,23 @@ func (tx *Tx) Meta(ctx context.Context, key string) (string, bool, error) {
 	return v, true, nil
 }
 
+// DeleteMeta removes key and its value.
+func (tx *Tx) DeleteMeta(ctx context.Context, key string) error {
+	_, err := tx.exec(ctx, "DELETE FROM meta WHERE key = ?", key)
+	return err
+}
+
+// TakeTurn makes the write transactions that call it with the same name
+// take turns, each until it commits, across processes and replicas: on
+// PostgreSQL by an advisory lock; SQLite has one writer already.
+func (tx *Tx) TakeTurn(ctx context.Context, name string) error {
+	if tx.db.engine != Postgres {
+		return nil
+	}
+	_, err := tx.exec(ctx, "SELECT pg_advisory_xact_lock(hashtext(? || current_schema()))", "atrium."+name+".")
+	return err
+}
+
 // SetMeta stores value under key.
 func (tx *Tx) SetMeta(ctx context.Context, key, value string) error {
 	_, err := tx.exec(ctx, "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", key, value)

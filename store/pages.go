@@ -184,7 +184,7 @@ func (tx *Tx) UpdatePage(ctx context.Context, p *atrium.Page, idx PageIndex, act
 		oldPath, oldAccess, oldStems string
 		old                          [SearchFields]int
 	)
-	err := tx.queryRow(ctx, "SELECT path, access, stems, "+lenColumns()+" FROM pages WHERE id = ? AND revision = ?", p.ID, p.Revision).
+	err := tx.queryRow(ctx, "SELECT path, access, "+listedStems+", "+lenColumns()+" FROM pages WHERE id = ? AND revision = ?", p.ID, p.Revision).
 		Scan(append([]any{&oldPath, &oldAccess, &oldStems}, lenDest(&old)...)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return atrium.Errorf(atrium.EConflict, "Page was modified concurrently: %s is no longer at revision %d; read it again", p.Path, p.Revision)
@@ -312,6 +312,13 @@ const (
 	rebuilt                     // entries to replace, but no postings or tokens (ClearPostings)
 )
 
+// indexEpoch is the index's epoch, which ClearPostings moves on: a page's
+// stems name the lists that hold it only while its index_epoch is this.
+const indexEpoch = "(SELECT COALESCE(MAX(CAST(value AS INTEGER)), 0) FROM meta WHERE key = 'search.epoch')"
+
+// listedStems is, of a page's row, the stems whose lists hold its postings.
+const listedStems = "CASE WHEN index_epoch = " + indexEpoch + " THEN stems ELSE '' END"
+
 // writeIndex replaces the page's tags, links and search tokens.
 func (tx *Tx) writeIndex(ctx context.Context, p *atrium.Page, idx PageIndex, state indexState) error {
 	replace := state == indexed || state == rebuilt
@@ -357,17 +364,17 @@ func (tx *Tx) writeIndex(ctx context.Context, p *atrium.Page, idx PageIndex, sta
 // which a second UPDATE would rewrite whole (content and all) for them.
 func (tx *Tx) indexColumns(idx PageIndex) (cols, vals string, args []any) {
 	if tx.db.engine == SQLite {
-		return ", stems", ", ?", []any{strings.Join(idx.Stems, " ")}
+		return ", stems, index_epoch", ", ?, " + indexEpoch, []any{strings.Join(idx.Stems, " ")}
 	}
-	return ", stems, tsv", ", ?, array_to_tsvector(?::text[])", []any{strings.Join(idx.Stems, " "), nonNil(idx.Tokens)}
+	return ", stems, index_epoch, tsv", ", ?, " + indexEpoch + ", array_to_tsvector(?::text[])", []any{strings.Join(idx.Stems, " "), nonNil(idx.Tokens)}
 }
 
 // indexSets are indexColumns as ", col = ?, …" for an UPDATE.
 func (tx *Tx) indexSets(idx PageIndex) (string, []any) {
 	if tx.db.engine == SQLite {
-		return ", stems = ?", []any{strings.Join(idx.Stems, " ")}
+		return ", stems = ?, index_epoch = " + indexEpoch, []any{strings.Join(idx.Stems, " ")}
 	}
-	return ", stems = ?, tsv = array_to_tsvector(?::text[])", []any{strings.Join(idx.Stems, " "), nonNil(idx.Tokens)}
+	return ", stems = ?, index_epoch = " + indexEpoch + ", tsv = array_to_tsvector(?::text[])", []any{strings.Join(idx.Stems, " "), nonNil(idx.Tokens)}
 }
 
 // addFolders adds delta to the page counts of every folder above path,
@@ -726,21 +733,32 @@ func (tx *Tx) PagesAfter(ctx context.Context, after int64, limit int) ([]atrium.
 
 // ReindexPage replaces what the store derived from p's content (headings,
 // field lengths, tags, links, search tokens) with idx, leaving the page and
-// its history as they are. The rebuild it is part of started with
-// ClearPostings: the page is in no postings list.
-func (tx *Tx) ReindexPage(ctx context.Context, p *atrium.Page, idx PageIndex) error {
+// its history as they are, in a rebuild that started with ClearPostings:
+// the page is in no list, unless it was written since. It reports false and
+// changes nothing when the page is no longer at p's revision and path, or
+// is in the trash: idx was derived from what it was, and the write that
+// changed it indexed it itself.
+func (tx *Tx) ReindexPage(ctx context.Context, p *atrium.Page, idx PageIndex) (bool, error) {
 	var old [SearchFields]int
-	err := tx.queryRow(ctx, "SELECT "+lenColumns()+" FROM pages WHERE id = ?", p.ID).Scan(lenDest(&old)...)
+	var stems string
+	var listed bool
+	err := tx.queryRow(ctx, "SELECT "+listedStems+", index_epoch = "+indexEpoch+", "+lenColumns()+" FROM pages WHERE id = ? AND revision = ? AND path = ? AND trashed_at IS NULL",
+		p.ID, p.Revision, p.Path).Scan(append([]any{&stems, &listed}, lenDest(&old)...)...)
 	if errors.Is(err, sql.ErrNoRows) {
-		return atrium.Errorf(atrium.ENotFound, "Page not found at path: %s", p.Path)
+		return false, nil
 	}
 	if err != nil {
-		return err
+		return false, err
+	}
+	state := rebuilt
+	if listed {
+		state = indexed
+		tx.basePostings(p.WorkspaceID, p.ID, stems)
 	}
 	if err := tx.setDerived(ctx, p.ID, idx); err != nil {
-		return err
+		return false, err
 	}
-	return tx.replaceIndex(ctx, p, old, idx, rebuilt)
+	return true, tx.replaceIndex(ctx, p, old, idx, state)
 }
 
 // setDerived writes what the page's row keeps of idx: its headings, field

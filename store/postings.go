@@ -107,13 +107,13 @@ func (tx *Tx) dropPostings(ctx context.Context, page int64) error {
 	p := tx.pending[page]
 	if p == nil {
 		var base string
-		if err := tx.queryRow(ctx, "SELECT stems FROM pages WHERE id = ?", page).Scan(&base); err != nil {
+		if err := tx.queryRow(ctx, "SELECT "+listedStems+" FROM pages WHERE id = ?", page).Scan(&base); err != nil {
 			return fmt.Errorf("read page stems: %w", err)
 		}
 		p = tx.addPending(ws, page, base)
 	}
 	p.stems, p.bodies = nil, nil
-	_, err := tx.exec(ctx, "UPDATE pages SET stems = '' WHERE id = ?", page)
+	_, err := tx.exec(ctx, "UPDATE pages SET stems = '', index_epoch = "+indexEpoch+" WHERE id = ?", page)
 	return err
 }
 
@@ -150,10 +150,11 @@ func (tx *Tx) pendingBases(ctx context.Context, ws int64, pages []int64, pend ma
 // again (ReindexPage): removing each page from its lists one by one would
 // rewrite every row many times, and deleting its tokens one by one cost a
 // rebuild of 100k pages two thirds of its four minutes. Pages still record
-// their old stems until they are indexed again; a rebuild cut short starts
-// over with this.
+// their old stems until they are indexed again, of an epoch this moves
+// past (listedStems).
 func (tx *Tx) ClearPostings(ctx context.Context) error {
-	qs := []string{"DELETE FROM search_postings", "DELETE FROM search_pending"}
+	qs := []string{"DELETE FROM search_postings", "DELETE FROM search_pending",
+		"INSERT INTO meta (key, value) VALUES ('search.epoch', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(meta.value AS INTEGER) + 1 AS TEXT)"}
 	if tx.db.engine == SQLite {
 		qs = append(qs, "INSERT INTO page_fts (page_fts) VALUES ('delete-all')")
 	}
@@ -830,7 +831,7 @@ func (tx *Tx) CheckPostings(ctx context.Context, ws int64) error {
 	pages, err := queryAll(ctx, tx, func(sc scanner) (p page, err error) {
 		err = sc.Scan(&p.id, &p.stems)
 		return p, err
-	}, "SELECT id, stems FROM pages WHERE workspace_id = ?", ws)
+	}, "SELECT id, "+listedStems+" FROM pages WHERE workspace_id = ?", ws)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -33,10 +34,10 @@ func TestReindexAPageTwiceAfterTheIndexWasEmptied(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, step := range []func(tx *store.Tx) error{
-			func(tx *store.Tx) error { return tx.ClearPostings(ctx) },        // the first rebuild
-			func(tx *store.Tx) error { return tx.ClearPostings(ctx) },        // the second
-			func(tx *store.Tx) error { return tx.ReindexPage(ctx, &p, idx) }, // the first, on
-			func(tx *store.Tx) error { return tx.ReindexPage(ctx, &p, idx) }, // the second, on
+			func(tx *store.Tx) error { return tx.ClearPostings(ctx) },     // the first rebuild
+			func(tx *store.Tx) error { return tx.ClearPostings(ctx) },     // the second
+			func(tx *store.Tx) error { return reindex(ctx, tx, &p, idx) }, // the first, on
+			func(tx *store.Tx) error { return reindex(ctx, tx, &p, idx) }, // the second, on
 		} {
 			if err := db.Update(ctx, step); err != nil {
 				t.Fatalf("step %d: %v", i, err)
@@ -57,6 +58,105 @@ func TestReindexAPageTwiceAfterTheIndexWasEmptied(t *testing.T) {
 				}
 				if n != 1 {
 					t.Errorf("%+v: %d candidates counted, want 1", m, n)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// reindex reindexes p, which must be as the store holds it.
+func reindex(ctx context.Context, tx *store.Tx, p *atrium.Page, idx store.PageIndex) error {
+	ok, err := tx.ReindexPage(ctx, p, idx)
+	if err == nil && !ok {
+		err = fmt.Errorf("page %d at revision %d was not reindexed", p.ID, p.Revision)
+	}
+	return err
+}
+
+// A rebuild parses a page outside the transaction that reindexes it: a page
+// written, moved or trashed since it was read is left as that write indexed
+// it, not overwritten with what it was.
+func TestReindexLeavesAPageChangedSinceItWasRead(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		ctx := context.Background()
+		db := storetest.MustOpen(t, e, nil)
+		old := store.PageIndex{Tokens: []string{"kestrel"}}
+		var ws int64
+		pages := map[string]*atrium.Page{}
+		err := db.Update(ctx, func(tx *store.Tx) error {
+			w, err := tx.CreateWorkspace(ctx, "birds")
+			if err != nil {
+				return err
+			}
+			ws = w.ID
+			for _, path := range []string{"Written.md", "Moved.md", "Trashed.md", "Kept.md"} {
+				p := &atrium.Page{WorkspaceID: ws, Path: path, Title: "Birds", Access: atrium.AccessPublic, Content: "kestrel", ContentHash: "h"}
+				if err := tx.InsertPage(ctx, p, old, 0); err != nil {
+					return err
+				}
+				pages[path] = p
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Update(ctx, func(tx *store.Tx) error { return tx.ClearPostings(ctx) }); err != nil {
+			t.Fatal(err)
+		}
+		read := map[string]atrium.Page{}
+		for path, p := range pages {
+			read[path] = *p // what the rebuild read
+		}
+		err = db.Update(ctx, func(tx *store.Tx) error {
+			w := pages["Written.md"]
+			w.Content, w.ContentHash = "falcon", "h2"
+			if err := tx.UpdatePage(ctx, w, store.PageIndex{Tokens: []string{"falcon"}}, 0); err != nil {
+				return err
+			}
+			m := pages["Moved.md"]
+			m.Path = "Elsewhere.md"
+			if err := tx.UpdatePage(ctx, m, old, 0); err != nil {
+				return err
+			}
+			return tx.DeletePage(ctx, *pages["Trashed.md"])
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stale := store.PageIndex{Tokens: []string{"stale"}}
+		err = db.Update(ctx, func(tx *store.Tx) error {
+			for _, path := range []string{"Written.md", "Moved.md", "Trashed.md", "Kept.md"} {
+				p := read[path]
+				ok, err := tx.ReindexPage(ctx, &p, stale)
+				if err != nil {
+					return err
+				}
+				if want := path == "Kept.md"; ok != want {
+					t.Errorf("%s: reindexed %v, want %v", path, ok, want)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = db.View(ctx, func(tx *store.Tx) error {
+			for word, want := range map[string][]int64{
+				"falcon":  {pages["Written.md"].ID},
+				"kestrel": {pages["Moved.md"].ID},
+				"stale":   {pages["Kept.md"].ID},
+			} {
+				ids, err := tx.SearchCandidates(ctx, ws, store.Match{AllOf: []string{word}}, store.CandidateFilter{IncludePrivate: true})
+				if err != nil {
+					return err
+				}
+				if !slices.Equal(ids, want) {
+					t.Errorf("%s: candidates %v, want %v", word, ids, want)
 				}
 			}
 			return nil

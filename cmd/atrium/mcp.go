@@ -59,7 +59,7 @@ on a command line.`,
 
 // serveStdio serves MCP on stdio over the local store. The server answers the
 // handshake and lists its tools while the store opens (in a few milliseconds,
-// or in a minute when an upgrade rebuilds the search index): a client that
+// or for minutes when a migration rewrites a large table): a client that
 // spawns atrium mcp is never kept waiting for an answer, and its calls wait
 // for the store instead.
 func serveStdio(ctx context.Context, g *globals, surface *surfaceFlags, mirrorDir *mirrorFlag, gwFlag *gatewayFlag) error {

@@ -1,0 +1,14 @@
+package pages
+
+import "context"
+
+// What the tests of package pages_test reach inside for.
+
+// SetReindexBatch sets how many pages one step of a rebuild reindexes.
+func SetReindexBatch(s *Service, n int) { s.reindexBatch = n }
+
+// RebuildStep runs one step of a rebuild of the index: a process that then
+// stops has cut the rebuild short there.
+func RebuildStep(ctx context.Context, s *Service) (reindexed int, finished bool, err error) {
+	return s.rebuildStep(ctx)
+}
