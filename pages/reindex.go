@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
@@ -40,40 +41,66 @@ func (r rebuild) String() string {
 	return fmt.Sprintf("%s %d %d %d", indexVersion, r.after, r.done, r.total)
 }
 
-// indexState reads whether the index is current and, when it is not, the
-// rebuild under way (ok false when none has started for indexVersion).
-func indexState(ctx context.Context, tx *store.Tx) (current bool, r rebuild, ok bool, err error) {
+// indexStatus is the state of a store's index.
+type indexStatus struct {
+	current bool // at indexVersion, or left to a newer Atrium (newer)
+	// newer is the version of a newer Atrium that built the index or is
+	// rebuilding it: an older one beside it (a rolling upgrade) leaves it
+	// as it is, rather than the two rebuilding it in turn for ever.
+	newer   string
+	started bool    // a rebuild to indexVersion is under way
+	rebuild rebuild // and how far it is
+}
+
+// readIndexStatus reads the state of the store's index.
+func readIndexStatus(ctx context.Context, tx *store.Tx) (st indexStatus, err error) {
 	version, _, err := tx.Meta(ctx, indexVersionKey)
 	if err != nil || version == indexVersion {
-		return err == nil, r, false, err
+		return indexStatus{current: err == nil}, err
+	}
+	if newerVersion(version) {
+		return indexStatus{current: true, newer: version}, nil
 	}
 	v, found, err := tx.Meta(ctx, rebuildKey)
 	if err != nil || !found {
-		return false, r, false, err
+		return st, err
 	}
 	var of string
+	r := &st.rebuild
 	if n, _ := fmt.Sscanf(v, "%s %d %d %d", &of, &r.after, &r.done, &r.total); n != 4 || of != indexVersion {
-		return false, rebuild{}, false, nil // another version's: start over
+		if newerVersion(of) {
+			return indexStatus{current: true, newer: of}, nil
+		}
+		return indexStatus{}, nil // an older version's: start over
 	}
-	return false, r, true, nil
+	st.started = true
+	return st, nil
 }
 
-// indexState reads the index's state in a transaction of its own.
-func (s *Service) indexState(ctx context.Context) (current bool, r rebuild, ok bool, err error) {
+// newerVersion reports whether v is an index version after indexVersion.
+func newerVersion(v string) bool {
+	n, err := strconv.Atoi(v)
+	ours, _ := strconv.Atoi(indexVersion)
+	return err == nil && n > ours
+}
+
+// indexStatus reads the state of the index in a transaction of its own.
+func (s *Service) indexStatus(ctx context.Context) (st indexStatus, err error) {
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		current, r, ok, err = indexState(ctx, tx)
+		st, err = readIndexStatus(ctx, tx)
 		return err
 	})
-	return current, r, ok, err
+	return st, err
 }
 
 // rebuildNote is what a search says while the index is rebuilt, or "".
 func rebuildNote(ctx context.Context, tx *store.Tx) (string, error) {
-	current, r, ok, err := indexState(ctx, tx)
-	if err != nil || current {
+	st, err := readIndexStatus(ctx, tx)
+	if err != nil || st.current {
 		return "", err
 	}
-	if !ok {
+	r := st.rebuild
+	if !st.started {
 		return "the search index is being rebuilt after an upgrade: pages not yet reindexed are missing from these results", nil
 	}
 	return fmt.Sprintf("the search index is being rebuilt after an upgrade (%d of %d pages so far): pages not yet reindexed are missing from these results",
@@ -109,17 +136,23 @@ func (s *Service) EnsureIndex(ctx context.Context) (int, error) {
 // it and returns once it has: what it committed stays, and the next start
 // goes on from there.
 func (s *Service) KeepIndexCurrent(ctx context.Context) (stop func(), err error) {
-	current, r, started, err := s.indexState(ctx)
+	st, err := s.indexStatus(ctx)
 	switch {
-	case err != nil || current:
+	case err != nil:
 		return func() {}, err
-	case started:
-		s.log.Info("going on with the rebuild of the search index", "done", r.done, "of", r.total)
+	case st.newer != "":
+		s.log.Warn("the search index is of a newer Atrium; this one leaves it as it is, and may miss words that one splits differently",
+			"index_version", st.newer, "ours", indexVersion)
+		return func() {}, nil
+	case st.current:
+		return func() {}, nil
+	case st.started:
+		s.log.Info("going on with the rebuild of the search index", "done", st.rebuild.done, "of", st.rebuild.total)
 	default:
 		if err = s.startRebuild(ctx); err == nil {
-			current, _, _, err = s.indexState(ctx)
+			st, err = s.indexStatus(ctx)
 		}
-		if err != nil || current {
+		if err != nil || st.current {
 			return func() {}, err
 		}
 	}
@@ -146,13 +179,14 @@ func (s *Service) KeepIndexCurrent(ctx context.Context) (stop func(), err error)
 // rebuildStep reindexes the next batch of pages. finished is true once the
 // index is current.
 func (s *Service) rebuildStep(ctx context.Context) (n int, finished bool, err error) {
-	finished, r, started, err := s.indexState(ctx)
-	if err != nil || finished {
-		return 0, finished, err
+	st, err := s.indexStatus(ctx)
+	if err != nil || st.current {
+		return 0, st.current, err
 	}
-	if !started {
+	if !st.started {
 		return 0, false, s.startRebuild(ctx)
 	}
+	r := st.rebuild
 	var pages []atrium.Page
 	if err := s.db.View(ctx, func(tx *store.Tx) (err error) {
 		pages, err = tx.PagesAfter(ctx, r.after, s.reindexBatch)
@@ -169,8 +203,8 @@ func (s *Service) rebuildStep(ctx context.Context) (n int, finished bool, err er
 		if err := tx.TakeTurn(ctx, "reindex"); err != nil {
 			return err
 		}
-		current, now, ok, err := indexState(ctx, tx)
-		if err != nil || current || !ok || now != r {
+		now, err := readIndexStatus(ctx, tx)
+		if err != nil || !now.started || now.rebuild != r {
 			return err // another process went on meanwhile
 		}
 		took = true
@@ -218,8 +252,8 @@ func (s *Service) startRebuild(ctx context.Context) error {
 		if err := tx.TakeTurn(ctx, "reindex"); err != nil {
 			return err
 		}
-		current, _, started, err := indexState(ctx, tx)
-		if err != nil || current || started {
+		st, err := readIndexStatus(ctx, tx)
+		if err != nil || st.current || st.started {
 			return err
 		}
 		if from, _, err = tx.Meta(ctx, indexVersionKey); err != nil {

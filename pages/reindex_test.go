@@ -333,3 +333,35 @@ func TestProcessesRebuildTheIndexTogether(t *testing.T) {
 		v.checkPostings(t)
 	})
 }
+
+// In a rolling upgrade an older Atrium runs beside a newer one, whose index
+// is of a later version, built or being built: the older one leaves it as it
+// is, rather than the two emptying it in turn for ever.
+func TestAnOlderAtriumLeavesANewerIndexAlone(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		want := v.oldIndexPages(t)
+		for _, meta := range []map[string]string{
+			{"docs.index_version": "99"},
+			{"docs.index_version": "7", "docs.index_rebuild": "99 2 2 6"},
+		} {
+			if err := v.db.Update(v.ctx, func(tx *store.Tx) error {
+				for k, val := range meta {
+					if err := tx.SetMeta(v.ctx, k, val); err != nil {
+						return err
+					}
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			ensureIndex(t, v, 0)
+			if diff := cmp.Diff(want, v.searchAll(t)); diff != "" {
+				t.Errorf("%v: search (-before +after):\n%s", meta, diff)
+			}
+			if note := v.search(t, pages.SearchRequest{Query: "database"}).Note; note != "" {
+				t.Errorf("%v: note %q", meta, note)
+			}
+		}
+	})
+}
