@@ -119,14 +119,24 @@ func rebuildNote(ctx context.Context, tx *store.Tx) (string, error) {
 // writing; a batch another process took meanwhile is dropped.
 func (s *Service) EnsureIndex(ctx context.Context) (int, error) {
 	reindexed := 0
+	logged := time.Now()
 	for {
 		n, finished, err := s.rebuildStep(ctx)
 		reindexed += n
 		if err != nil || finished {
 			return reindexed, err
 		}
+		if time.Since(logged) >= rebuildLogEvery {
+			logged = time.Now()
+			if st, err := s.indexStatus(ctx); err == nil && st.started {
+				s.log.Info("rebuilding the search index", "done", st.rebuild.done, "of", max(st.rebuild.total, st.rebuild.done))
+			}
+		}
 	}
 }
+
+// rebuildLogEvery is how often a rebuild logs how far it is.
+const rebuildLogEvery = 15 * time.Second
 
 // KeepIndexCurrent rebuilds the index in the background when it is not
 // current, so that a store of a million pages opens at once after an upgrade;
@@ -236,8 +246,6 @@ func (s *Service) rebuildStep(ctx context.Context) (n int, finished bool, err er
 			return n, true, err
 		}
 		s.log.Info("rebuilt the search index", "pages", r.done)
-	} else if r.done/s.reindexBatch%10 == 0 {
-		s.log.Info("rebuilding the search index", "done", r.done, "of", r.total)
 	}
 	return n, finished, nil
 }
