@@ -1,11 +1,17 @@
 package pages
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // What the tests of package pages_test reach inside for.
 
-// SetReindexBatch sets how many pages one step of a rebuild reindexes.
-func SetReindexBatch(s *Service, n int) { s.reindexBatch = n }
+// SetReindexBatch sets how many pages one step of a rebuild reindexes, and
+// how long a process whose batch another took waits.
+func SetReindexBatch(s *Service, n int, yield time.Duration) {
+	s.reindexBatch, s.rebuildYield = n, yield
+}
 
 // RebuildStep runs one step of a rebuild of the index: a process that then
 // stops has cut the rebuild short there.

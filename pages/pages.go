@@ -64,6 +64,7 @@ type Service struct {
 	embedStats    embedStats
 	vecs          vecCache
 	reindexBatch  int
+	rebuildYield  time.Duration
 }
 
 // A Change is one page written, moved or deleted, as hooks see it.
@@ -104,7 +105,7 @@ func New(db *store.DB, log *slog.Logger) *Service {
 	// CPU-bound: more at once than cores only makes each slower.
 	running := max(1, min(runtime.GOMAXPROCS(0), db.Conns()-1))
 	return &Service{db: db, log: log, MaxAttachmentBytes: 25 << 20, TrashRetention: DefaultTrashRetention,
-		searches: newSearchGate(running), reindexBatch: defaultReindexBatch}
+		searches: newSearchGate(running), reindexBatch: defaultReindexBatch, rebuildYield: defaultRebuildYield}
 }
 
 // origin lets a surface say where a write came from (the mirror marks its own

@@ -2,6 +2,7 @@ package pages
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -116,13 +117,23 @@ func rebuildNote(ctx context.Context, tx *store.Tx) (string, error) {
 // run it at once share it: each batch is taken from the progress the store
 // records, in the transaction that advances it. Its pages are read and
 // parsed before that transaction, so that other writers wait only for the
-// writing; a batch another process took meanwhile is dropped.
+// writing; a batch another process took meanwhile is dropped, and this one
+// waits a while before it reads the next, so that one process parses each
+// batch rather than all of them each batch.
 func (s *Service) EnsureIndex(ctx context.Context) (int, error) {
 	reindexed := 0
 	logged := time.Now()
 	for {
 		n, finished, err := s.rebuildStep(ctx)
 		reindexed += n
+		if errors.Is(err, errBatchTaken) {
+			select {
+			case <-ctx.Done():
+				return reindexed, ctx.Err()
+			case <-time.After(s.rebuildYield):
+			}
+			continue
+		}
 		if err != nil || finished {
 			return reindexed, err
 		}
@@ -134,6 +145,15 @@ func (s *Service) EnsureIndex(ctx context.Context) (int, error) {
 		}
 	}
 }
+
+// errBatchTaken is a rebuild step's when another process reindexed the
+// batch first.
+var errBatchTaken = errors.New("another process reindexed the batch")
+
+// defaultRebuildYield is how long a process whose batch another took waits
+// before it reads the next: that one goes on at once, and the others take
+// over within this if it stops.
+const defaultRebuildYield = 3 * time.Second
 
 // rebuildLogEvery is how often a rebuild logs how far it is.
 const rebuildLogEvery = 15 * time.Second
@@ -238,7 +258,10 @@ func (s *Service) rebuildStep(ctx context.Context) (n int, finished bool, err er
 		r.after, r.done = pages[len(pages)-1].ID, r.done+len(pages)
 		return tx.SetMeta(ctx, rebuildKey, r.String())
 	})
-	if err != nil || !took {
+	if err == nil && !took {
+		err = errBatchTaken
+	}
+	if err != nil {
 		return 0, false, err
 	}
 	if finished {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -265,7 +266,7 @@ func TestRebuildGoesOnWhereItWasCutShort(t *testing.T) {
 		v := openEnv(t, dsn)
 		ensureIndex(t, v, 0)
 		want := v.oldIndexPages(t)
-		pages.SetReindexBatch(v.svc, 2)
+		pages.SetReindexBatch(v.svc, 2, 0)
 		for i, wantN := range []int{0, 2} { // started (the index emptied), then one batch
 			n, finished, err := pages.RebuildStep(context.Background(), v.svc)
 			if err != nil || finished || n != wantN {
@@ -285,7 +286,7 @@ func TestRebuildGoesOnWhereItWasCutShort(t *testing.T) {
 		v.db.Close()
 
 		w := openEnv(t, dsn)
-		pages.SetReindexBatch(w.svc, 2)
+		pages.SetReindexBatch(w.svc, 2, 0)
 		ensureIndex(t, w, 4)
 		want["database"] = w.searchAll(t)["database"] // N2 is still about it
 		if diff := cmp.Diff(want, w.searchAll(t)); diff != "" {
@@ -313,7 +314,7 @@ func TestProcessesRebuildTheIndexTogether(t *testing.T) {
 		errs := make([]error, len(procs))
 		var wg sync.WaitGroup
 		for i, p := range procs {
-			pages.SetReindexBatch(p.svc, 1)
+			pages.SetReindexBatch(p.svc, 1, 10*time.Millisecond)
 			wg.Go(func() { counts[i], errs[i] = p.svc.EnsureIndex(context.Background()) })
 		}
 		wg.Wait()
