@@ -39,3 +39,17 @@ func (db *DB) Columns(ctx context.Context) (map[string][]string, error) {
 	}
 	return out, rows.Err()
 }
+
+// Strings runs q in tx and returns its rows' first column, as text.
+func (tx *Tx) Strings(ctx context.Context, q string, args ...any) ([]string, error) {
+	return queryAll(ctx, tx, func(sc scanner) (s string, err error) {
+		err = sc.Scan(&s)
+		return s, err
+	}, q, args...)
+}
+
+// Exec runs q in tx.
+func (tx *Tx) Exec(ctx context.Context, q string, args ...any) error {
+	_, err := tx.exec(ctx, q, args...)
+	return err
+}

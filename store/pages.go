@@ -59,7 +59,7 @@ type pageRow struct {
 }
 
 func (r *pageRow) dest() []any {
-	return []any{&r.p.ID, &r.p.UID, &r.p.WorkspaceID, &r.p.Path, &r.p.Title, &r.p.Icon, &r.tags, &r.access, &r.p.Content, &r.p.ContentHash, &r.p.Revision,
+	return []any{&r.p.ID, &r.p.UID, &r.p.WorkspaceID, &r.p.Path, &r.p.Title, &r.p.Icon, &r.tags, &r.access, textDest{text: &r.p.Content}, &r.p.ContentHash, &r.p.Revision,
 		&r.p.CreatedBy, &r.created, &r.p.UpdatedBy, &r.updated}
 }
 
@@ -150,7 +150,7 @@ func (tx *Tx) InsertPage(ctx context.Context, p *atrium.Page, idx PageIndex, act
 		return err
 	}
 	args := []any{p.UID, p.WorkspaceID, p.Path, key, parentKey(key), p.Title, strings.ToLower(p.Title), StemKey(p.Path), p.Icon, string(tags), string(p.Access),
-		p.Content, idx.Headings, string(texts), p.ContentHash, p.Revision}
+		packText(tx.db.engine, p.Content), idx.Headings, string(texts), p.ContentHash, p.Revision}
 	args = append(args, lenArgs(idx.Lens, 1)...)
 	args = append(args, nullID(actor), micros(tx.now), nullID(actor), micros(tx.now))
 	cols, vals, dargs := tx.indexColumns(idx)
@@ -185,7 +185,7 @@ func (tx *Tx) UpdatePage(ctx context.Context, p *atrium.Page, idx PageIndex, act
 		old                          [SearchFields]int
 	)
 	err := tx.queryRow(ctx, "SELECT path, access, "+listedStems+", "+lenColumns()+" FROM pages WHERE id = ? AND revision = ?", p.ID, p.Revision).
-		Scan(append([]any{&oldPath, &oldAccess, &oldStems}, lenDest(&old)...)...)
+		Scan(append([]any{&oldPath, &oldAccess, textDest{text: &oldStems}}, lenDest(&old)...)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return atrium.Errorf(atrium.EConflict, "Page was modified concurrently: %s is no longer at revision %d; read it again", p.Path, p.Revision)
 	}
@@ -222,7 +222,7 @@ func (tx *Tx) UpdatePage(ctx context.Context, p *atrium.Page, idx PageIndex, act
 		return err
 	}
 	args := []any{p.Path, key, parentKey(key), p.Title, strings.ToLower(p.Title), StemKey(p.Path), p.Icon, string(tags), string(p.Access),
-		p.Content, idx.Headings, string(texts), p.ContentHash, p.Revision}
+		packText(tx.db.engine, p.Content), idx.Headings, string(texts), p.ContentHash, p.Revision}
 	args = append(args, lenArgs(idx.Lens, 1)...)
 	args = append(args, nullID(actor), micros(tx.now))
 	sets, dargs := tx.indexSets(idx)
@@ -364,17 +364,17 @@ func (tx *Tx) writeIndex(ctx context.Context, p *atrium.Page, idx PageIndex, sta
 // which a second UPDATE would rewrite whole (content and all) for them.
 func (tx *Tx) indexColumns(idx PageIndex) (cols, vals string, args []any) {
 	if tx.db.engine == SQLite {
-		return ", stems, index_epoch", ", ?, " + indexEpoch, []any{strings.Join(idx.Stems, " ")}
+		return ", stems, index_epoch", ", ?, " + indexEpoch, []any{packText(tx.db.engine, strings.Join(idx.Stems, " "))}
 	}
-	return ", stems, index_epoch, tsv", ", ?, " + indexEpoch + ", array_to_tsvector(?::text[])", []any{strings.Join(idx.Stems, " "), nonNil(idx.Tokens)}
+	return ", stems, index_epoch, tsv", ", ?, " + indexEpoch + ", array_to_tsvector(?::text[])", []any{packText(tx.db.engine, strings.Join(idx.Stems, " ")), nonNil(idx.Tokens)}
 }
 
 // indexSets are indexColumns as ", col = ?, …" for an UPDATE.
 func (tx *Tx) indexSets(idx PageIndex) (string, []any) {
 	if tx.db.engine == SQLite {
-		return ", stems = ?, index_epoch = " + indexEpoch, []any{strings.Join(idx.Stems, " ")}
+		return ", stems = ?, index_epoch = " + indexEpoch, []any{packText(tx.db.engine, strings.Join(idx.Stems, " "))}
 	}
-	return ", stems = ?, index_epoch = " + indexEpoch + ", tsv = array_to_tsvector(?::text[])", []any{strings.Join(idx.Stems, " "), nonNil(idx.Tokens)}
+	return ", stems = ?, index_epoch = " + indexEpoch + ", tsv = array_to_tsvector(?::text[])", []any{packText(tx.db.engine, strings.Join(idx.Stems, " ")), nonNil(idx.Tokens)}
 }
 
 // addFolders adds delta to the page counts of every folder above path,
@@ -467,7 +467,7 @@ func (tx *Tx) ListPages(ctx context.Context, q ListQuery) ([]PageSummary, error)
 	args = append(args, q.Limit)
 	return queryAll(ctx, tx, func(sc scanner) (s PageSummary, err error) {
 		var access string
-		if err := sc.Scan(&s.ID, &s.UID, &s.Path, &s.Title, &s.Icon, &access, &s.Revision, &s.Updated, &s.Content); err != nil {
+		if err := sc.Scan(&s.ID, &s.UID, &s.Path, &s.Title, &s.Icon, &access, &s.Revision, &s.Updated, textDest{text: &s.Content}); err != nil {
 			return s, err
 		}
 		s.Access = atrium.Access(access)
@@ -525,11 +525,7 @@ const revisionText = "CASE WHEN r.revision = p.revision THEN p.content ELSE r.co
 // PageRevisions lists a page's revisions, newest first, below revision before
 // (0: from the newest), with their content when withContent.
 func (tx *Tx) PageRevisions(ctx context.Context, page, before int64, limit int, withContent bool) ([]atrium.PageRevision, error) {
-	content := "''"
-	if withContent {
-		content = revisionText
-	}
-	q := `SELECT r.revision, r.path, r.content_hash, LENGTH(` + revisionText + `), ` + content + `, COALESCE(pr.handle, ''), r.created_at
+	q := `SELECT r.revision, r.path, r.content_hash, ` + revisionText + `, COALESCE(pr.handle, ''), r.created_at
 		FROM page_revisions r JOIN pages p ON p.id = r.page_id LEFT JOIN principals pr ON pr.id = r.author WHERE r.page_id = ?`
 	args := []any{page}
 	if before > 0 {
@@ -540,7 +536,11 @@ func (tx *Tx) PageRevisions(ctx context.Context, page, before int64, limit int, 
 	args = append(args, limit)
 	return queryAll(ctx, tx, func(sc scanner) (r atrium.PageRevision, err error) {
 		var at int64
-		if err := sc.Scan(&r.Revision, &r.Path, &r.ContentHash, &r.Size, &r.Content, &r.Author, &at); err != nil {
+		text := textDest{size: &r.Size}
+		if withContent {
+			text.text = &r.Content
+		}
+		if err := sc.Scan(&r.Revision, &r.Path, &r.ContentHash, text, &r.Author, &at); err != nil {
 			return r, err
 		}
 		r.CreatedAt = fromMicros(at)
@@ -554,7 +554,7 @@ func (tx *Tx) PageRevision(ctx context.Context, page, revision int64) (atrium.Pa
 	var at int64
 	err := tx.queryRow(ctx, `SELECT r.revision, r.path, `+revisionText+`, r.content_hash, COALESCE(pr.handle, ''), r.created_at
 		FROM page_revisions r JOIN pages p ON p.id = r.page_id LEFT JOIN principals pr ON pr.id = r.author WHERE r.page_id = ? AND r.revision = ?`, page, revision).
-		Scan(&r.Revision, &r.Path, &r.Content, &r.ContentHash, &r.Author, &at)
+		Scan(&r.Revision, &r.Path, textDest{text: &r.Content}, &r.ContentHash, &r.Author, &at)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, atrium.Errorf(atrium.ENotFound, "revision %d not found", revision)
 	}
@@ -743,7 +743,7 @@ func (tx *Tx) ReindexPage(ctx context.Context, p *atrium.Page, idx PageIndex) (b
 	var stems string
 	var listed bool
 	err := tx.queryRow(ctx, "SELECT "+listedStems+", index_epoch = "+indexEpoch+", "+lenColumns()+" FROM pages WHERE id = ? AND revision = ? AND path = ? AND trashed_at IS NULL",
-		p.ID, p.Revision, p.Path).Scan(append([]any{&stems, &listed}, lenDest(&old)...)...)
+		p.ID, p.Revision, p.Path).Scan(append([]any{textDest{text: &stems}, &listed}, lenDest(&old)...)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}

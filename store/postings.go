@@ -107,7 +107,7 @@ func (tx *Tx) dropPostings(ctx context.Context, page int64) error {
 	p := tx.pending[page]
 	if p == nil {
 		var base string
-		if err := tx.queryRow(ctx, "SELECT "+listedStems+" FROM pages WHERE id = ?", page).Scan(&base); err != nil {
+		if err := tx.queryRow(ctx, "SELECT "+listedStems+" FROM pages WHERE id = ?", page).Scan(textDest{text: &base}); err != nil {
 			return fmt.Errorf("read page stems: %w", err)
 		}
 		p = tx.addPending(ws, page, base)
@@ -829,7 +829,7 @@ func (tx *Tx) CheckPostings(ctx context.Context, ws int64) error {
 		stems string
 	}
 	pages, err := queryAll(ctx, tx, func(sc scanner) (p page, err error) {
-		err = sc.Scan(&p.id, &p.stems)
+		err = sc.Scan(&p.id, textDest{text: &p.stems})
 		return p, err
 	}, "SELECT id, "+listedStems+" FROM pages WHERE workspace_id = ?", ws)
 	if err != nil {

@@ -315,7 +315,7 @@ func (tx *Tx) SearchDocs(ctx context.Context, ids []int64) ([]SearchDoc, error) 
 	args := idArgs(ids)
 	return queryAll(ctx, tx, func(sc scanner) (d SearchDoc, err error) {
 		var tags, access, texts string
-		if err := sc.Scan(append([]any{&d.ID, &d.UID, &d.Path, &d.Title, &tags, &d.Headings, &d.Content, &access, &texts}, lenDest(&d.Lens)...)...); err != nil {
+		if err := sc.Scan(append([]any{&d.ID, &d.UID, &d.Path, &d.Title, &tags, &d.Headings, textDest{text: &d.Content}, &access, &texts}, lenDest(&d.Lens)...)...); err != nil {
 			return d, err
 		}
 		d.Access = atrium.Access(access)

@@ -23,7 +23,7 @@ type EmbedJob struct {
 // ~290 to ~45 pages/s as it goes.
 func (tx *Tx) StaleEmbeddings(ctx context.Context, model string, after int64, limit int) ([]EmbedJob, error) {
 	return queryAll(ctx, tx, func(sc scanner) (j EmbedJob, err error) {
-		err = sc.Scan(&j.Page, &j.Workspace, &j.Revision, &j.Path, &j.Title, &j.Content, &j.Failures)
+		err = sc.Scan(&j.Page, &j.Workspace, &j.Revision, &j.Path, &j.Title, textDest{text: &j.Content}, &j.Failures)
 		return j, err
 	}, `SELECT p.id, p.workspace_id, p.revision, p.path, p.title, p.content, COALESCE(e.failures, 0)
 		FROM pages p LEFT JOIN page_embeddings e ON e.page_id = p.id
