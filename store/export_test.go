@@ -53,3 +53,6 @@ func (tx *Tx) Exec(ctx context.Context, q string, args ...any) error {
 	_, err := tx.exec(ctx, q, args...)
 	return err
 }
+
+// FlushIndex writes what tx queued for the indexes, as its commit would.
+func (tx *Tx) FlushIndex(ctx context.Context) error { return tx.flushIndex(ctx) }

@@ -157,6 +157,13 @@ func (tx *Tx) ClearPostings(ctx context.Context) error {
 		"INSERT INTO meta (key, value) VALUES ('search.epoch', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(meta.value AS INTEGER) + 1 AS TEXT)"}
 	if tx.db.engine == SQLite {
 		qs = append(qs, "INSERT INTO page_fts (page_fts) VALUES ('delete-all')")
+	} else {
+		// Alone, once no writer is between folding into the lists and its
+		// commit: the DELETE's snapshot does not hold the rows such a
+		// writer inserted, so its postings, with those of the pages that
+		// share their rows, would outlive the clear in lists that the
+		// new epoch says hold nothing of them.
+		qs = append([]string{"SELECT pg_advisory_xact_lock(hashtext(" + allPostingsLock + "))"}, qs...)
 	}
 	for _, q := range qs {
 		if _, err := tx.exec(ctx, q); err != nil {
@@ -165,6 +172,10 @@ func (tx *Tx) ClearPostings(ctx context.Context) error {
 	}
 	return nil
 }
+
+// allPostingsLock names the lock that writers of the postings index take
+// shared and ClearPostings alone (PostgreSQL), per schema.
+const allPostingsLock = "'atrium.postings.' || current_schema()"
 
 // postingListsAtOnce is how many stems one statement of flushPostings reads
 // the rows of, and postingRowsAtOnce how many rows one writes: an import's
@@ -200,7 +211,9 @@ func (tx *Tx) flushPostings(ctx context.Context) error {
 			// pages. Today they already queue on the workspace's
 			// search_stats row, which every page write updates; this lock
 			// does not lean on that. (On SQLite the one writer sees to it.)
-			if _, err := tx.exec(ctx, "SELECT pg_advisory_xact_lock(hashtext(?))", "atrium.postings."+strconv.FormatInt(ws, 10)); err != nil {
+			// They share the lock ClearPostings takes alone.
+			if _, err := tx.exec(ctx, "SELECT pg_advisory_xact_lock_shared(hashtext("+allPostingsLock+")), pg_advisory_xact_lock(hashtext(?))",
+				"atrium.postings."+strconv.FormatInt(ws, 10)); err != nil {
 				return fmt.Errorf("lock the postings index: %w", err)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/store"
@@ -165,4 +166,64 @@ func TestReindexLeavesAPageChangedSinceItWasRead(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// A rebuild's clear of the index waits for a writer that has folded its
+// pages into the lists to commit (PostgreSQL, where both run at once): the
+// clear's DELETE does not see rows inserted after its snapshot, so without
+// the wait a writer's new rows, and the postings of every page they share,
+// outlived the clear in lists that the new epoch says are empty.
+func TestClearingTheIndexWaitsForAWriterBetweenFoldAndCommit(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.MustOpen(t, store.Postgres, &store.Options{Conns: 4, PendingPages: 1})
+	var ws int64
+	err := db.Update(ctx, func(tx *store.Tx) error {
+		w, err := tx.CreateWorkspace(ctx, "birds")
+		ws = w.ID
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := store.PageIndex{Tokens: []string{"kestrel"}, Stems: []string{"kestrel"}, Postings: [][]byte{{1}}}
+	folded, release := make(chan struct{}), make(chan struct{})
+	writer := make(chan error, 1)
+	go func() {
+		writer <- db.Update(ctx, func(tx *store.Tx) error {
+			p := atrium.Page{WorkspaceID: ws, Path: "Kestrel.md", Title: "Kestrel", Access: atrium.AccessPublic, Content: "kestrel", ContentHash: "h"}
+			if err := tx.InsertPage(ctx, &p, idx, 0); err != nil {
+				return err
+			}
+			if err := tx.FlushIndex(ctx); err != nil {
+				return err
+			}
+			close(folded)
+			<-release
+			return nil
+		})
+	}()
+	select {
+	case <-folded:
+	case err := <-writer:
+		t.Fatalf("writer: %v", err)
+	}
+	cleared := make(chan error, 1)
+	go func() { cleared <- db.Update(ctx, func(tx *store.Tx) error { return tx.ClearPostings(ctx) }) }()
+	select {
+	case err := <-cleared:
+		close(release)
+		t.Fatalf("the clear committed while a writer that folded was open (err %v)", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(release)
+	if err := <-writer; err != nil {
+		t.Fatalf("writer: %v", err)
+	}
+	if err := <-cleared; err != nil {
+		t.Fatalf("clear: %v", err)
+	}
+	err = db.View(ctx, func(tx *store.Tx) error { return tx.CheckPostings(ctx, ws) })
+	if err != nil {
+		t.Errorf("after the clear: %v", err)
+	}
 }
