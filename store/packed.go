@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 )
 
@@ -115,10 +114,10 @@ func unpackText(b []byte, inflate bool) (string, int, error) {
 	if err := r.(flate.Resetter).Reset(bytes.NewReader(b[1+k:]), nil); err != nil {
 		return "", 0, err
 	}
-	var out strings.Builder
-	out.Grow(int(size))
-	if _, err := io.CopyN(&out, r, int64(size)); err != nil {
+	// Read whole into one buffer: io.Copy would allocate 32 KB per text.
+	out := make([]byte, size)
+	if _, err := io.ReadFull(r, out); err != nil {
 		return "", 0, fmt.Errorf("page text: %w", err)
 	}
-	return out.String(), int(size), nil
+	return string(out), int(size), nil
 }
