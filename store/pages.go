@@ -366,7 +366,7 @@ func (tx *Tx) indexColumns(idx PageIndex) (cols, vals string, args []any) {
 	if tx.db.engine == SQLite {
 		return ", stems, index_epoch", ", ?, " + indexEpoch, []any{packText(tx.db.engine, strings.Join(idx.Stems, " "))}
 	}
-	return ", stems, index_epoch, tsv", ", ?, " + indexEpoch + ", array_to_tsvector(?::text[])", []any{packText(tx.db.engine, strings.Join(idx.Stems, " ")), nonNil(idx.Tokens)}
+	return ", stems, index_epoch, tsv", ", ?, " + indexEpoch + ", array_to_tsvector(?::text[])", []any{strings.Join(idx.Stems, " "), nonNil(idx.Tokens)}
 }
 
 // indexSets are indexColumns as ", col = ?, …" for an UPDATE.
@@ -374,7 +374,7 @@ func (tx *Tx) indexSets(idx PageIndex) (string, []any) {
 	if tx.db.engine == SQLite {
 		return ", stems = ?, index_epoch = " + indexEpoch, []any{packText(tx.db.engine, strings.Join(idx.Stems, " "))}
 	}
-	return ", stems = ?, index_epoch = " + indexEpoch + ", tsv = array_to_tsvector(?::text[])", []any{packText(tx.db.engine, strings.Join(idx.Stems, " ")), nonNil(idx.Tokens)}
+	return ", stems = ?, index_epoch = " + indexEpoch + ", tsv = array_to_tsvector(?::text[])", []any{strings.Join(idx.Stems, " "), nonNil(idx.Tokens)}
 }
 
 // addFolders adds delta to the page counts of every folder above path,
@@ -525,7 +525,13 @@ const revisionText = "CASE WHEN r.revision = p.revision THEN p.content ELSE r.co
 // PageRevisions lists a page's revisions, newest first, below revision before
 // (0: from the newest), with their content when withContent.
 func (tx *Tx) PageRevisions(ctx context.Context, page, before int64, limit int, withContent bool) ([]atrium.PageRevision, error) {
-	q := `SELECT r.revision, r.path, r.content_hash, ` + revisionText + `, COALESCE(pr.handle, ''), r.created_at
+	// The text's size: on SQLite from a packed text's header; PostgreSQL
+	// measures its own, rather than send every text to be measured.
+	text := revisionText
+	if !withContent && tx.db.engine == Postgres {
+		text = "octet_length(" + revisionText + ")"
+	}
+	q := `SELECT r.revision, r.path, r.content_hash, ` + text + `, COALESCE(pr.handle, ''), r.created_at
 		FROM page_revisions r JOIN pages p ON p.id = r.page_id LEFT JOIN principals pr ON pr.id = r.author WHERE r.page_id = ?`
 	args := []any{page}
 	if before > 0 {
@@ -536,11 +542,14 @@ func (tx *Tx) PageRevisions(ctx context.Context, page, before int64, limit int, 
 	args = append(args, limit)
 	return queryAll(ctx, tx, func(sc scanner) (r atrium.PageRevision, err error) {
 		var at int64
-		text := textDest{size: &r.Size}
-		if withContent {
-			text.text = &r.Content
+		var dest any = textDest{size: &r.Size}
+		switch {
+		case withContent:
+			dest = textDest{text: &r.Content, size: &r.Size}
+		case tx.db.engine == Postgres:
+			dest = &r.Size
 		}
-		if err := sc.Scan(&r.Revision, &r.Path, &r.ContentHash, text, &r.Author, &at); err != nil {
+		if err := sc.Scan(&r.Revision, &r.Path, &r.ContentHash, dest, &r.Author, &at); err != nil {
 			return r, err
 		}
 		r.CreatedAt = fromMicros(at)
