@@ -91,6 +91,14 @@ func (p *parsed) index(path string) store.PageIndex {
 	return idx
 }
 
+// storedStems are the stems of a page as index derived them, from what the
+// store keeps of it: the title, tags, headings and frontmatter texts index
+// gave it, and the content whose body it tokenized.
+func storedStems(t store.PageTexts) []string {
+	_, body, _ := markdown.Split(t.Content)
+	return search.PageStems(searchFields(t.Title, t.Tags, t.Headings, body, t.Texts))
+}
+
 // The store keeps a length for each field search scores.
 var _ [store.SearchFields]int = [search.NumFields]int{}
 

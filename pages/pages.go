@@ -104,6 +104,7 @@ func New(db *store.DB, log *slog.Logger) *Service {
 	// Searches leave a read connection free for light calls, and are
 	// CPU-bound: more at once than cores only makes each slower.
 	running := max(1, min(runtime.GOMAXPROCS(0), db.Conns()-1))
+	db.DeriveStemsWith(storedStems)
 	return &Service{db: db, log: log, MaxAttachmentBytes: 25 << 20, TrashRetention: DefaultTrashRetention,
 		searches: newSearchGate(running), reindexBatch: defaultReindexBatch, rebuildYield: defaultRebuildYield}
 }

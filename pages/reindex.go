@@ -323,6 +323,8 @@ func (s *Service) parseAll(ctx context.Context, pages []atrium.Page) ([]store.Pa
 					continue
 				}
 				idx[i] = pc.index(pages[i].Path)
+				// The row keeps the title and tags its stems derive from.
+				pages[i].Title, pages[i].Tags = pc.title, pc.meta.Tags
 			}
 		})
 	}

@@ -88,7 +88,7 @@ func TestSearchIndexIsRebuiltAfterTheMigrationResetsIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	// And the postings index as it was before it existed (0013).
-	if _, err := raw.Exec("DELETE FROM search_postings; DELETE FROM search_pending; UPDATE pages SET stems = ''"); err != nil {
+	if _, err := raw.Exec("DELETE FROM search_postings; DELETE FROM search_pending; UPDATE pages SET index_epoch = -1"); err != nil {
 		t.Fatal(err)
 	}
 	raw.Close()

@@ -138,9 +138,19 @@ func testPostingsUnderConcurrentWriters(t *testing.T, pending int) {
 		for w := range 8 {
 			wg.Go(func() {
 				r := rand.New(rand.NewPCG(uint64(w), 7))
+				// Frontmatter fields, and titles from an H1 or from the
+				// file's name (which a move changes): the store derives
+				// which lists hold a page from all of them.
 				text := func() string {
 					var b strings.Builder
-					fmt.Fprintf(&b, "# %s %s\n\n", words[r.IntN(len(words))], words[r.IntN(len(words))])
+					word := func() string { return words[r.IntN(len(words))] }
+					if r.IntN(2) == 0 {
+						fmt.Fprintf(&b, "---\ntags: [%s, %s]\naliases: [%s]\nsummary: %s %s\nowner: %s\n---\n", word(), word(), word(), word(), word(), word())
+					}
+					if r.IntN(3) > 0 {
+						fmt.Fprintf(&b, "# %s %s\n\n", word(), word())
+					}
+					fmt.Fprintf(&b, "## %s\n\n", word())
 					for range 5 + r.IntN(30) {
 						b.WriteString(words[r.IntN(len(words))] + " ")
 					}

@@ -52,6 +52,9 @@ func TestIndexPageMatchesTheFormat(t *testing.T) {
 				if diff := cmp.Diff(stems, got.Stems, cmpEmpty); diff != "" {
 					t.Errorf("stems (-want +got):\n%s", diff)
 				}
+				if diff := cmp.Diff(got.Stems, search.PageStems(d), cmpEmpty); diff != "" {
+					t.Errorf("PageStems (-IndexPage +PageStems):\n%s", diff)
+				}
 				if diff := cmp.Diff(postings, got.Postings, cmpEmpty); diff != "" {
 					t.Errorf("postings (-want +got):\n%s", diff)
 				}

@@ -48,6 +48,35 @@ type PageIndex struct {
 	Postings [][]byte
 }
 
+// PageStems are the distinct stems of a page whose fields tokenize to d,
+// sorted: IndexPage's Stems, without the postings. The store derives from
+// them which lists hold a page when it rewrites or removes it, rather than
+// keep them beside the page (a third of its row).
+func PageStems(d Doc) []string {
+	n := 0
+	for _, toks := range d.Fields() {
+		n += len(toks)
+	}
+	seen := make(map[string]struct{}, n/2+1)
+	stems := make(map[string]struct{}, n/2+1)
+	var out []string
+	for _, toks := range d.Fields() {
+		for _, tok := range toks {
+			if _, ok := seen[tok]; ok {
+				continue
+			}
+			seen[tok] = struct{}{}
+			st := Stem(tok)
+			if _, ok := stems[st]; !ok {
+				stems[st] = struct{}{}
+				out = append(out, st)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // IndexPage derives a page's index from its fields at once: each distinct
 // token is stemmed once, and the occurrences are grouped by stem by counting
 // rather than by sorting them — a page of a few hundred words has a few

@@ -201,6 +201,12 @@ func FuzzTokenize(f *testing.F) {
 			}
 		}
 		checkTerms(t, text, got)
+		// The store derives a page's lists from PageStems: they must be the
+		// stems its postings were written under.
+		d := search.Doc{Title: search.Terms(text), Body: search.Terms(strings.ToUpper(text) + " " + text)}
+		if want, stems := search.IndexPage(d, false).Stems, search.PageStems(d); !cmp.Equal(want, stems, cmpopts.EquateEmpty()) {
+			t.Fatalf("PageStems(%q) = %q, IndexPage's stems %q", text, stems, want)
+		}
 		// The reference decodes invalid UTF-8 differently: compared on valid
 		// text only.
 		if !utf8.ValidString(text) {

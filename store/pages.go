@@ -181,11 +181,12 @@ func (tx *Tx) InsertPage(ctx context.Context, p *atrium.Page, idx PageIndex, act
 // p.Revision must be the revision it replaces; it is incremented here.
 func (tx *Tx) UpdatePage(ctx context.Context, p *atrium.Page, idx PageIndex, actor int64) error {
 	var (
-		oldPath, oldAccess, oldStems string
-		old                          [SearchFields]int
+		oldPath, oldAccess string
+		old                [SearchFields]int
+		was                listing
 	)
-	err := tx.queryRow(ctx, "SELECT path, access, "+listedStems+", "+lenColumns()+" FROM pages WHERE id = ? AND revision = ?", p.ID, p.Revision).
-		Scan(append([]any{&oldPath, &oldAccess, textDest{text: &oldStems}}, lenDest(&old)...)...)
+	err := tx.queryRow(ctx, "SELECT path, access, "+listedColumns+", "+lenColumns()+" FROM pages WHERE id = ? AND revision = ?", p.ID, p.Revision).
+		Scan(append(append([]any{&oldPath, &oldAccess}, was.dest()...), lenDest(&old)...)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return atrium.Errorf(atrium.EConflict, "Page was modified concurrently: %s is no longer at revision %d; read it again", p.Path, p.Revision)
 	}
@@ -247,7 +248,9 @@ func (tx *Tx) UpdatePage(ctx context.Context, p *atrium.Page, idx PageIndex, act
 			return err
 		}
 	}
-	tx.basePostings(p.WorkspaceID, p.ID, oldStems)
+	if err := tx.basePostings(p.WorkspaceID, p.ID, &was); err != nil {
+		return err
+	}
 	return tx.replaceIndex(ctx, p, old, idx, indexed)
 }
 
@@ -303,7 +306,7 @@ func (tx *Tx) addRevision(ctx context.Context, p *atrium.Page, actor int64) erro
 }
 
 // How writeIndex finds the page's index entries. Whatever the state, the
-// page's row already records its new stems (indexColumns).
+// page's row already holds the texts its new stems derive from.
 type indexState int
 
 const (
@@ -316,8 +319,63 @@ const (
 // stems name the lists that hold it only while its index_epoch is this.
 const indexEpoch = "(SELECT COALESCE(MAX(CAST(value AS INTEGER)), 0) FROM meta WHERE key = 'search.epoch')"
 
-// listedStems is, of a page's row, the stems whose lists hold its postings.
-const listedStems = "CASE WHEN index_epoch = " + indexEpoch + " THEN stems ELSE '' END"
+// notListed is the index_epoch of a page that is in no list (trashed, or
+// going): no epoch is below zero.
+const notListed = "-1"
+
+// PageTexts are what a page's row keeps of the texts its search index
+// derives from: its title and tags, its heading texts, its content (body
+// and frontmatter) and its frontmatter fields' texts (PageIndex.Texts).
+type PageTexts struct {
+	Title    string
+	Tags     []string
+	Headings string
+	Content  string
+	Texts    []string
+}
+
+// DeriveStemsWith gives the store the function from a page's texts to its
+// stems (PageIndex.Stems, as its writer derived them). The store does not
+// keep a page's stems — at about a kilobyte a page, they were a third of
+// its row and made rows too big to share a database page — but derives
+// them again when a page is rewritten or removed, to know which lists hold
+// it. The docs service, which derives every PageIndex, sets it.
+func (db *DB) DeriveStemsWith(f func(PageTexts) []string) { db.stems.Store(&f) }
+
+// listedColumns are, of a page's row, what says which lists hold its
+// postings: whether it is in the index's current epoch, and the texts its
+// stems derive from. scan them with a listing's dest.
+const listedColumns = "index_epoch = " + indexEpoch + ", title, tags, headings, content, field_texts"
+
+// A listing is a page's listedColumns as read.
+type listing struct {
+	current          bool
+	texts            PageTexts
+	tags, fieldTexts string
+}
+
+func (l *listing) dest() []any {
+	return []any{&l.current, &l.texts.Title, &l.tags, &l.texts.Headings, textDest{text: &l.texts.Content}, &l.fieldTexts}
+}
+
+// stems are the stems whose lists hold the page's postings, space-separated
+// as search_pending keeps them: none unless it is listed in this epoch.
+func (l *listing) stems(db *DB) (string, error) {
+	if !l.current {
+		return "", nil
+	}
+	f := db.stems.Load()
+	if f == nil {
+		return "", errors.New("store: a page's stems cannot be derived: DeriveStemsWith was not called")
+	}
+	if err := json.Unmarshal([]byte(l.tags), &l.texts.Tags); err != nil {
+		return "", fmt.Errorf("page tags: %w", err)
+	}
+	if err := json.Unmarshal([]byte(l.fieldTexts), &l.texts.Texts); err != nil {
+		return "", fmt.Errorf("page field texts: %w", err)
+	}
+	return strings.Join((*f)(l.texts), " "), nil
+}
 
 // writeIndex replaces the page's tags, links and search tokens.
 func (tx *Tx) writeIndex(ctx context.Context, p *atrium.Page, idx PageIndex, state indexState) error {
@@ -359,22 +417,23 @@ func (tx *Tx) writeIndex(ctx context.Context, p *atrium.Page, idx PageIndex, sta
 }
 
 // indexColumns are the columns of the page's row that hold its index —
-// its stems, and on PostgreSQL its tokens (tsv) — as ", col, …", their
-// placeholders as ", ?, …", and their values: written with the row itself,
-// which a second UPDATE would rewrite whole (content and all) for them.
+// the epoch its lists hold it in, and on PostgreSQL its tokens (tsv) — as
+// ", col, …", their placeholders as ", ?, …", and their values: written
+// with the row itself, which a second UPDATE would rewrite whole (content
+// and all) for them.
 func (tx *Tx) indexColumns(idx PageIndex) (cols, vals string, args []any) {
 	if tx.db.engine == SQLite {
-		return ", stems, index_epoch", ", ?, " + indexEpoch, []any{packText(tx.db.engine, strings.Join(idx.Stems, " "))}
+		return ", index_epoch", ", " + indexEpoch, nil
 	}
-	return ", stems, index_epoch, tsv", ", ?, " + indexEpoch + ", array_to_tsvector(?::text[])", []any{strings.Join(idx.Stems, " "), nonNil(idx.Tokens)}
+	return ", index_epoch, tsv", ", " + indexEpoch + ", array_to_tsvector(?::text[])", []any{nonNil(idx.Tokens)}
 }
 
 // indexSets are indexColumns as ", col = ?, …" for an UPDATE.
 func (tx *Tx) indexSets(idx PageIndex) (string, []any) {
 	if tx.db.engine == SQLite {
-		return ", stems = ?, index_epoch = " + indexEpoch, []any{packText(tx.db.engine, strings.Join(idx.Stems, " "))}
+		return ", index_epoch = " + indexEpoch, nil
 	}
-	return ", stems = ?, index_epoch = " + indexEpoch + ", tsv = array_to_tsvector(?::text[])", []any{strings.Join(idx.Stems, " "), nonNil(idx.Tokens)}
+	return ", index_epoch = " + indexEpoch + ", tsv = array_to_tsvector(?::text[])", []any{nonNil(idx.Tokens)}
 }
 
 // addFolders adds delta to the page counts of every folder above path,
@@ -749,10 +808,9 @@ func (tx *Tx) PagesAfter(ctx context.Context, after int64, limit int) ([]atrium.
 // changed it indexed it itself.
 func (tx *Tx) ReindexPage(ctx context.Context, p *atrium.Page, idx PageIndex) (bool, error) {
 	var old [SearchFields]int
-	var stems string
-	var listed bool
-	err := tx.queryRow(ctx, "SELECT "+listedStems+", index_epoch = "+indexEpoch+", "+lenColumns()+" FROM pages WHERE id = ? AND revision = ? AND path = ? AND trashed_at IS NULL",
-		p.ID, p.Revision, p.Path).Scan(append([]any{textDest{text: &stems}, &listed}, lenDest(&old)...)...)
+	var was listing
+	err := tx.queryRow(ctx, "SELECT "+listedColumns+", "+lenColumns()+" FROM pages WHERE id = ? AND revision = ? AND path = ? AND trashed_at IS NULL",
+		p.ID, p.Revision, p.Path).Scan(append(was.dest(), lenDest(&old)...)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -760,26 +818,33 @@ func (tx *Tx) ReindexPage(ctx context.Context, p *atrium.Page, idx PageIndex) (b
 		return false, err
 	}
 	state := rebuilt
-	if listed {
+	if was.current {
 		state = indexed
-		tx.basePostings(p.WorkspaceID, p.ID, stems)
+		if err := tx.basePostings(p.WorkspaceID, p.ID, &was); err != nil {
+			return false, err
+		}
 	}
-	if err := tx.setDerived(ctx, p.ID, idx); err != nil {
+	if err := tx.setDerived(ctx, p, idx); err != nil {
 		return false, err
 	}
 	return true, tx.replaceIndex(ctx, p, old, idx, state)
 }
 
-// setDerived writes what the page's row keeps of idx: its headings, field
-// lengths, field texts and index columns.
-func (tx *Tx) setDerived(ctx context.Context, page int64, idx PageIndex) error {
+// setDerived writes what the page's row keeps of idx and of the title and
+// tags it was derived with: its stems derive from them again (PageTexts).
+func (tx *Tx) setDerived(ctx context.Context, p *atrium.Page, idx PageIndex) error {
 	texts, err := json.Marshal(nonNil(idx.Texts))
 	if err != nil {
 		return err
 	}
-	args := append([]any{idx.Headings, string(texts)}, lenArgs(idx.Lens, 1)...)
+	tags, err := json.Marshal(nonNil(p.Tags))
+	if err != nil {
+		return err
+	}
+	args := append([]any{p.Title, strings.ToLower(p.Title), string(tags), idx.Headings, string(texts)}, lenArgs(idx.Lens, 1)...)
 	sets, dargs := tx.indexSets(idx)
-	_, err = tx.exec(ctx, "UPDATE pages SET headings = ?, field_texts = ?, "+lenSets()+sets+" WHERE id = ?", append(append(args, dargs...), page)...)
+	_, err = tx.exec(ctx, "UPDATE pages SET title = ?, title_key = ?, tags = ?, headings = ?, field_texts = ?, "+lenSets()+sets+" WHERE id = ?",
+		append(append(args, dargs...), p.ID)...)
 	return err
 }
 

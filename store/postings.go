@@ -60,9 +60,9 @@ type pendingPage struct {
 }
 
 // setPostings records the page's postings now; flushPostings writes them.
-// The page's row records its stems already (indexColumns): for a page
-// whose lists hold older postings (indexed), the stems it recorded before
-// were given to basePostings first.
+// The page's row holds the texts its new stems derive from already: for a
+// page whose lists hold older postings (indexed), the stems its row derived
+// before were given to basePostings first.
 func (tx *Tx) setPostings(ws, page int64, idx PageIndex, state indexState) error {
 	if len(idx.Stems) != len(idx.Postings) {
 		return fmt.Errorf("page index has %d stems and %d postings", len(idx.Stems), len(idx.Postings))
@@ -78,15 +78,21 @@ func (tx *Tx) setPostings(ws, page int64, idx PageIndex, state indexState) error
 	return nil
 }
 
-// basePostings records that the lists of stems (as pages.stems holds them)
-// hold the page's postings until this transaction's change, unless an
+// basePostings records that the lists of the stems its row was read as
+// (was) hold the page's postings until this transaction's change, unless an
 // earlier change of the transaction said so already. (For a page waiting in
 // search_pending, its row there names them instead: flushPostings reads
 // those for all such pages at once.)
-func (tx *Tx) basePostings(ws, page int64, stems string) {
-	if tx.pending[page] == nil {
-		tx.addPending(ws, page, stems)
+func (tx *Tx) basePostings(ws, page int64, was *listing) error {
+	if tx.pending[page] != nil {
+		return nil
 	}
+	stems, err := was.stems(tx.db)
+	if err != nil {
+		return err
+	}
+	tx.addPending(ws, page, stems)
+	return nil
 }
 
 func (tx *Tx) addPending(ws, page int64, base string) *pendingPage {
@@ -104,16 +110,18 @@ func (tx *Tx) dropPostings(ctx context.Context, page int64) error {
 	if err := tx.queryRow(ctx, "SELECT workspace_id FROM pages WHERE id = ?", page).Scan(&ws); err != nil {
 		return fmt.Errorf("read page: %w", err)
 	}
-	p := tx.pending[page]
-	if p == nil {
-		var base string
-		if err := tx.queryRow(ctx, "SELECT "+listedStems+" FROM pages WHERE id = ?", page).Scan(textDest{text: &base}); err != nil {
+	if tx.pending[page] == nil {
+		var was listing
+		if err := tx.queryRow(ctx, "SELECT "+listedColumns+" FROM pages WHERE id = ?", page).Scan(was.dest()...); err != nil {
 			return fmt.Errorf("read page stems: %w", err)
 		}
-		p = tx.addPending(ws, page, base)
+		if err := tx.basePostings(ws, page, &was); err != nil {
+			return err
+		}
 	}
+	p := tx.pending[page]
 	p.stems, p.bodies = nil, nil
-	_, err := tx.exec(ctx, "UPDATE pages SET stems = '', index_epoch = "+indexEpoch+" WHERE id = ?", page)
+	_, err := tx.exec(ctx, "UPDATE pages SET index_epoch = "+notListed+" WHERE id = ?", page)
 	return err
 }
 
@@ -149,9 +157,9 @@ func (tx *Tx) pendingBases(ctx context.Context, ws int64, pages []int64, pend ma
 // SQLite the full-text index, for a rebuild that then indexes every page
 // again (ReindexPage): removing each page from its lists one by one would
 // rewrite every row many times, and deleting its tokens one by one cost a
-// rebuild of 100k pages two thirds of its four minutes. Pages still record
-// their old stems until they are indexed again, of an epoch this moves
-// past (listedStems).
+// rebuild of 100k pages two thirds of its four minutes. A page is in its
+// stems' lists only while its index_epoch is the current one
+// (listedColumns), which this moves past.
 func (tx *Tx) ClearPostings(ctx context.Context) error {
 	qs := []string{"DELETE FROM search_postings", "DELETE FROM search_pending",
 		"INSERT INTO meta (key, value) VALUES ('search.epoch', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(meta.value AS INTEGER) + 1 AS TEXT)"}
@@ -833,8 +841,8 @@ func (tx *Tx) PostingLists(ctx context.Context, ws int64, stems []string) ([]*Po
 // CheckPostings verifies the postings index of workspace ws against the
 // pages: every list's rows are in page order without overlap, and each
 // row's counts and bounds are what it holds; the lists hold each page under
-// the stems it records, or, for a pending page, under its base stems, its
-// pending row holding its postings of the stems it records. It reads the
+// the stems its row derives, or, for a pending page, under its base stems,
+// its pending row holding its postings of the stems its row derives. It reads the
 // whole index: for tests and repair, not for serving.
 func (tx *Tx) CheckPostings(ctx context.Context, ws int64) error {
 	type page struct {
@@ -842,9 +850,12 @@ func (tx *Tx) CheckPostings(ctx context.Context, ws int64) error {
 		stems string
 	}
 	pages, err := queryAll(ctx, tx, func(sc scanner) (p page, err error) {
-		err = sc.Scan(&p.id, textDest{text: &p.stems})
+		var was listing
+		if err = sc.Scan(append([]any{&p.id}, was.dest()...)...); err == nil {
+			p.stems, err = was.stems(tx.db)
+		}
 		return p, err
-	}, "SELECT id, "+listedStems+" FROM pages WHERE workspace_id = ?", ws)
+	}, "SELECT id, "+listedColumns+" FROM pages WHERE workspace_id = ?", ws)
 	if err != nil {
 		return err
 	}

@@ -185,7 +185,7 @@ func TestClearingTheIndexWaitsForAWriterBetweenFoldAndCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	idx := store.PageIndex{Tokens: []string{"kestrel"}, Stems: []string{"kestrel"}, Postings: [][]byte{{1}}}
+	idx := store.PageIndex{Tokens: []string{"kestrel"}, Stems: []string{"kestrel"}, Headings: "kestrel", Postings: [][]byte{{1}}}
 	folded, release := make(chan struct{}), make(chan struct{})
 	writer := make(chan error, 1)
 	go func() {

@@ -86,7 +86,8 @@ type DB struct {
 	kick      chan struct{}      // PostgreSQL: the stamper should stamp
 	pollEvery chan time.Duration // PostgreSQL: the tailer's new poll interval
 
-	pendingPages int // see Options.PendingPages
+	pendingPages int                                      // see Options.PendingPages
+	stems        atomic.Pointer[func(PageTexts) []string] // see DeriveStemsWith
 
 	group     committer    // SQLite: writes that share a commit (see Update)
 	rebinds   sync.Map     // query text → PostgreSQL form

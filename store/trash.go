@@ -170,7 +170,7 @@ func (tx *Tx) RestorePage(ctx context.Context, p *atrium.Page, path string, idx 
 	}
 	// The row keeps what idx derives: a rebuild of the index while the page
 	// was in the trash passed it by.
-	if err := tx.setDerived(ctx, p.ID, idx); err != nil {
+	if err := tx.setDerived(ctx, p, idx); err != nil {
 		return err
 	}
 	if err := tx.adjustStats(ctx, p.WorkspaceID, 1, idx.Lens, 1); err != nil {

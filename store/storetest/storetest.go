@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -137,7 +138,18 @@ func MustOpen(tb testing.TB, e store.Engine, opts *store.Options) *store.DB {
 		tb.Fatalf("open %s store: %v", e, err)
 	}
 	tb.Cleanup(func() { db.Close() })
+	db.DeriveStemsWith(HeadingStems)
 	return db
+}
+
+// HeadingStems is the store's derivation of a page's stems in store tests,
+// which write the index by hand (the docs service gives the real one): the
+// distinct words of its headings, sorted. A test that gives a page stems
+// gives it those headings.
+func HeadingStems(t store.PageTexts) []string {
+	stems := strings.Fields(t.Headings)
+	slices.Sort(stems)
+	return slices.Compact(stems)
 }
 
 // Engines are the engines every store-backed suite runs on.
