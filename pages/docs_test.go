@@ -346,6 +346,32 @@ func TestDeletePageTakesAttachmentsAndLeavesLinksUnresolved(t *testing.T) {
 	})
 }
 
+// A link's target reads back as written, whether or not it is written as
+// its key is (the store keeps such a target once).
+func TestLinksReadBackAsWritten(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := mustEnv(t, e)
+		v.write(t, "note-a.md", "# A")
+		v.write(t, "Src.md", "[[note-a]] and [[Note-A|A again]] and [c](sub/c.md) and [[note-a#top]]")
+		links, err := v.svc.Links(v.ctx, "Src.md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, l := range links.Outgoing {
+			got = append(got, fmt.Sprintf("%s→%s %v", l.Target, l.Key, l.Resolved))
+		}
+		want := []string{"note-a→note-a true", "Note-A→note-a true", "sub/c.md→sub/c false", "note-a→note-a true"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("outgoing links (-want +got):\n%s", diff)
+		}
+		in, err := v.svc.Links(v.ctx, "note-a.md")
+		if err != nil || len(in.Incoming) != 3 {
+			t.Fatalf("incoming = %+v, %v", in.Incoming, err)
+		}
+	})
+}
+
 func TestRevisionsAndRestore(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e store.Engine) {
 		v := mustEnv(t, e)

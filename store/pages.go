@@ -400,7 +400,7 @@ func (tx *Tx) writeIndex(ctx context.Context, p *atrium.Page, idx PageIndex, sta
 	}
 	for _, l := range idx.Links {
 		if _, err := tx.exec(ctx, "INSERT INTO page_links (workspace_id, source_id, kind, target, target_key, heading, line) VALUES (?, ?, ?, ?, ?, ?, ?)",
-			p.WorkspaceID, p.ID, string(l.Kind), l.Target, l.Key, l.Heading, l.Line); err != nil {
+			p.WorkspaceID, p.ID, string(l.Kind), storedTarget(l), l.Key, l.Heading, l.Line); err != nil {
 			return err
 		}
 	}
@@ -630,6 +630,24 @@ func (tx *Tx) PageRevision(ctx context.Context, page, revision int64) (atrium.Pa
 	return r, err
 }
 
+// storedTarget is the target column of link l: empty when the target is
+// written as its key is (a wikilink in lower case), which no target is
+// otherwise — a tenth of a generated vault's store was targets twice.
+func storedTarget(l atrium.PageLink) string {
+	if l.Target == l.Key {
+		return ""
+	}
+	return l.Target
+}
+
+// linkTarget is the target of a link whose columns hold target and key.
+func linkTarget(target, key string) string {
+	if target == "" {
+		return key
+	}
+	return target
+}
+
 // LinksFrom lists the links written in a page, in order.
 func (tx *Tx) LinksFrom(ctx context.Context, page int64) ([]atrium.PageLink, error) {
 	return queryAll(ctx, tx, func(sc scanner) (l atrium.PageLink, err error) {
@@ -637,7 +655,7 @@ func (tx *Tx) LinksFrom(ctx context.Context, page int64) ([]atrium.PageLink, err
 		if err := sc.Scan(&kind, &l.Target, &l.Key, &l.Heading, &l.Line); err != nil {
 			return l, err
 		}
-		l.Kind = atrium.LinkKind(kind)
+		l.Kind, l.Target = atrium.LinkKind(kind), linkTarget(l.Target, l.Key)
 		return l, nil
 	}, "SELECT kind, target, target_key, heading, line FROM page_links WHERE source_id = ? ORDER BY id", page)
 }
@@ -664,7 +682,7 @@ func (tx *Tx) LinksTo(ctx context.Context, ws int64, keys []string) ([]IncomingL
 		if err := sc.Scan(&l.SourceID, &l.SourcePath, &l.SourceTitle, &kind, &l.Target, &l.Key, &l.Heading, &l.Line); err != nil {
 			return l, err
 		}
-		l.Kind = atrium.LinkKind(kind)
+		l.Kind, l.Target = atrium.LinkKind(kind), linkTarget(l.Target, l.Key)
 		return l, nil
 	}, `SELECT l.source_id, p.path, p.title, l.kind, l.target, l.target_key, l.heading, l.line
 		FROM page_links l JOIN pages p ON p.id = l.source_id
