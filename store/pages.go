@@ -344,7 +344,7 @@ func (db *DB) DeriveStemsWith(f func(PageTexts) []string) { db.stems.Store(&f) }
 
 // listedColumns are, of a page's row, what says which lists hold its
 // postings: whether it is in the index's current epoch, and the texts its
-// stems derive from. scan them with a listing's dest.
+// stems derive from, scanned with a listing's dest.
 const listedColumns = "index_epoch = " + indexEpoch + ", title, tags, headings, content, field_texts"
 
 // A listing is a page's listedColumns as read.
