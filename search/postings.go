@@ -53,47 +53,24 @@ type PageIndex struct {
 // them which lists hold a page when it rewrites or removes it, rather than
 // keep them beside the page (a third of its row).
 func PageStems(d Doc) []string {
-	n := 0
-	for _, toks := range d.Fields() {
-		n += len(toks)
-	}
-	seen := make(map[string]struct{}, n/2+1)
-	stems := make(map[string]struct{}, n/2+1)
-	var out []string
-	for _, toks := range d.Fields() {
-		for _, tok := range toks {
-			if _, ok := seen[tok]; ok {
-				continue
-			}
-			seen[tok] = struct{}{}
-			st := Stem(tok)
-			if _, ok := stems[st]; !ok {
-				stems[st] = struct{}{}
-				out = append(out, st)
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
+	_, stems, _ := stemFields(d.Fields(), nil)
+	slices.Sort(stems)
+	return stems
 }
 
-// IndexPage derives a page's index from its fields at once: each distinct
-// token is stemmed once, and the occurrences are grouped by stem by counting
-// rather than by sorting them — a page of a few hundred words has a few
-// hundred distinct ones.
-func IndexPage(d Doc, public bool) PageIndex {
-	fields := d.Fields()
+// stemFields stems each distinct token of fields once. It returns the
+// distinct tokens and the distinct stems, each in the order they first
+// occur, and each token's stem as an index into stems; when occ is given
+// (one entry per occurrence), it sets each occurrence's stem there, field
+// by field, position by position.
+func stemFields(fields [NumFields][]string, occ []int32) (tokens, stems []string, stemOf map[string]int32) {
 	n := 0
 	for _, toks := range fields {
 		n += len(toks)
 	}
-	// Each distinct token's stem, as an index into stems; and the stem of
-	// each occurrence, field by field, position by position.
-	stemOf := make(map[string]int32, n/2+1)
+	stemOf = make(map[string]int32, n/2+1)
 	stemAt := make(map[string]int32, n/2+1)
-	var stems []string
-	tokens := make([]string, 0, n/2+1)
-	occ := make([]int32, n)
+	tokens = make([]string, 0, n/2+1)
 	k := 0
 	for _, toks := range fields {
 		for _, tok := range toks {
@@ -108,10 +85,27 @@ func IndexPage(d Doc, public bool) PageIndex {
 				}
 				stemOf[tok] = si
 			}
-			occ[k] = si
+			if occ != nil {
+				occ[k] = si
+			}
 			k++
 		}
 	}
+	return tokens, stems, stemOf
+}
+
+// IndexPage derives a page's index from its fields at once: each distinct
+// token is stemmed once, and the occurrences are grouped by stem by counting
+// rather than by sorting them — a page of a few hundred words has a few
+// hundred distinct ones.
+func IndexPage(d Doc, public bool) PageIndex {
+	fields := d.Fields()
+	n := 0
+	for _, toks := range fields {
+		n += len(toks)
+	}
+	occ := make([]int32, n)
+	tokens, stems, stemOf := stemFields(fields, occ)
 	// The stems in order, and where each one's occurrences start in a list
 	// grouped by stem; filled in the fields' and positions' order, each
 	// stem's run is in that order too.
@@ -133,7 +127,7 @@ func IndexPage(d Doc, public bool) PageIndex {
 	type place struct{ field, pos uint32 }
 	grouped := make([]place, n)
 	fill := slices.Clone(start)
-	k = 0
+	k := 0
 	for f, toks := range fields {
 		for pos := range toks {
 			si := occ[k]

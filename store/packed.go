@@ -9,8 +9,9 @@ import (
 	"sync"
 )
 
-// A page's texts — its content and its older revisions' — were most of a SQLite store: at 100k pages
-// 4× the vault, where PostgreSQL compresses any long value itself (TOAST).
+// A page's texts — its content and its older revisions' — were most of a
+// SQLite store: at 100k pages 4× the vault, where PostgreSQL compresses any
+// long value itself (TOAST).
 // On SQLite they are kept packed: a BLOB of packedDeflate, the text's length
 // as a uvarint, and the text as a raw DEFLATE stream. A text that packing
 // would not shrink by an eighth stays TEXT, as does every text of a store

@@ -347,15 +347,18 @@ func (db *DB) DeriveStemsWith(f func(PageTexts) []string) { db.stems.Store(&f) }
 // stems derive from, scanned with a listing's dest.
 const listedColumns = "index_epoch = " + indexEpoch + ", title, tags, headings, content, field_texts"
 
-// A listing is a page's listedColumns as read.
+// A listing is a page's listedColumns as read. Its content stays as stored
+// until its stems are derived: a page in no list (every page a rebuild
+// reaches) needs it not inflated.
 type listing struct {
 	current          bool
 	texts            PageTexts
 	tags, fieldTexts string
+	content          any // as the driver gave it: TEXT, or a packed BLOB
 }
 
 func (l *listing) dest() []any {
-	return []any{&l.current, &l.texts.Title, &l.tags, &l.texts.Headings, textDest{text: &l.texts.Content}, &l.fieldTexts}
+	return []any{&l.current, &l.texts.Title, &l.tags, &l.texts.Headings, &l.content, &l.fieldTexts}
 }
 
 // stems are the stems whose lists hold the page's postings, space-separated
@@ -373,6 +376,9 @@ func (l *listing) stems(db *DB) (string, error) {
 	}
 	if err := json.Unmarshal([]byte(l.fieldTexts), &l.texts.Texts); err != nil {
 		return "", fmt.Errorf("page field texts: %w", err)
+	}
+	if err := (textDest{text: &l.texts.Content}).Scan(l.content); err != nil {
+		return "", err
 	}
 	return strings.Join((*f)(l.texts), " "), nil
 }
