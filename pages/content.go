@@ -82,7 +82,10 @@ func (p *parsed) index(path string) store.PageIndex {
 		idx.Lens[i] = len(t)
 	}
 	x := search.IndexPage(fields, p.access == atrium.AccessPublic)
-	idx.Tokens, idx.Stems, idx.Postings = x.Tokens, x.Stems, x.Postings
+	idx.Stems, idx.Postings = x.Stems, x.Postings
+	for i, w := range x.Words {
+		idx.Words = append(idx.Words, store.SearchWord{Word: w, Stem: x.WordStems[i]})
+	}
 	for _, l := range p.doc.Links {
 		if key, ok := linkKey(path, l); ok {
 			idx.Links = append(idx.Links, atrium.PageLink{Kind: linkKind(l), Target: l.Target, Key: key, Heading: l.Heading, Line: l.Line})

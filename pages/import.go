@@ -51,10 +51,6 @@ type ImportResult struct {
 	Private []string
 }
 
-// optimizeAfter is how many pages an import writes before it is worth
-// merging the search index after it.
-const optimizeAfter = 1000
-
 // Import writes many pages: new paths are created, changed content becomes a
 // new revision (history keeps the old), identical content is left alone — so
 // importing the same folder twice changes nothing. Pages are parsed in
@@ -223,13 +219,6 @@ func (s *Service) Import(ctx context.Context, files iter.Seq[File], opts ImportO
 	slices.Sort(res.Private) // batches commit in the order workers finish
 	if err := ctx.Err(); err != nil {
 		return res, err
-	}
-	// Thousands of batches leave the full-text index in as many segments,
-	// each searched apart: merged, a search at 100k pages is ~1.5x faster.
-	if res.Created+res.Updated >= optimizeAfter {
-		if err := s.db.OptimizeSearch(ctx); err != nil {
-			return res, err
-		}
 	}
 	return res, nil
 }

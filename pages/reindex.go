@@ -17,7 +17,7 @@ import (
 // search tokens and how the index holds them, headings, links. Raise it with
 // any change to tokenizing or parsing that alters them, and the next start
 // rebuilds the index from the pages (EnsureIndex).
-const indexVersion = "8"
+const indexVersion = "9"
 
 const (
 	indexVersionKey = "docs.index_version"
@@ -265,9 +265,6 @@ func (s *Service) rebuildStep(ctx context.Context) (n int, finished bool, err er
 		return 0, false, err
 	}
 	if finished {
-		if err := s.db.OptimizeSearch(ctx); err != nil {
-			return n, true, err
-		}
 		s.log.Info("rebuilt the search index", "pages", r.done)
 	}
 	return n, finished, nil

@@ -58,9 +58,9 @@ func ensureIndex(t *testing.T, v *env, want int) {
 	}
 }
 
-// The SQLite migration that changed the index's form starts it empty; the
-// next start must rebuild it from the pages, so that an upgraded workspace
-// finds what it found before.
+// The migration that changed the index's form starts it empty; the next
+// start must rebuild it from the pages, so that an upgraded workspace finds
+// what it found before — prefixes too, which need the words it fills.
 func TestSearchIndexIsRebuiltAfterTheMigrationResetsIt(t *testing.T) {
 	dsn := storetest.SQLiteDSN(t)
 	v := openEnv(t, dsn)
@@ -75,20 +75,21 @@ func TestSearchIndexIsRebuiltAfterTheMigrationResetsIt(t *testing.T) {
 	ensureIndex(t, v, 0) // current: one read, no rebuild
 	v.db.Close()
 
-	// Run the migration again, as an upgrade from the version before it would.
+	// Run the migration's reset again, as an upgrade from the version before
+	// it would, with its new table of words empty.
 	raw, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	migration, err := os.ReadFile("../store/migrations/sqlite/0005_search_tokens.sql")
+	migration, err := os.ReadFile("../store/migrations/sqlite/0029_search_words.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := raw.Exec(string(migration)); err != nil {
-		t.Fatal(err)
+	_, reset, ok := strings.Cut(string(migration), "DROP TABLE page_fts;")
+	if !ok {
+		t.Fatal("migration 0029 no longer drops page_fts: find its reset anew")
 	}
-	// And the postings index as it was before it existed (0013).
-	if _, err := raw.Exec("DELETE FROM search_postings; DELETE FROM search_pending; UPDATE pages SET index_epoch = -1"); err != nil {
+	if _, err := raw.Exec("DELETE FROM search_words;" + reset); err != nil {
 		t.Fatal(err)
 	}
 	raw.Close()

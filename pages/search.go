@@ -327,7 +327,7 @@ func newRanking(ctx context.Context, tx *store.Tx, ws int64, q search.Query, dfs
 			rk.df[tok] = n
 			continue
 		}
-		if rk.df[tok], err = tx.DocFreq(ctx, ws, tok); err != nil {
+		if rk.df[tok], err = docFreq(ctx, tx, ws, tok); err != nil {
 			return nil, err
 		}
 		counted = append(counted, tok)
@@ -458,6 +458,23 @@ func (rk *ranking) score(ctx context.Context, ids []int64, top *topK) (int, erro
 	return matched, nil
 }
 
+// matching counts the pages of ids that match the query.
+func (rk *ranking) matching(ctx context.Context, ids []int64) (int, error) {
+	n := 0
+	for chunk := range slices.Chunk(ids, candidateBatch) {
+		docs, err := rk.tx.SearchDocs(ctx, chunk)
+		if err != nil {
+			return 0, err
+		}
+		for _, d := range docs {
+			if _, ok := rk.match(d); ok {
+				n++
+			}
+		}
+	}
+	return n, nil
+}
+
 // match scores one page.
 func (rk *ranking) match(d store.SearchDoc) (float64, bool) {
 	_, body, _ := markdown.Split(d.Content)
@@ -475,8 +492,8 @@ func (rk *ranking) match(d store.SearchDoc) (float64, bool) {
 // or exclusions, whose candidates are already narrow.
 func (rk *ranking) rankAll(ctx context.Context, f store.CandidateFilter, top *topK, res *SearchResult) error {
 	rt := rk.q.Retrieval()
-	f.Limit = maxCandidates + 1
-	ids, err := rk.tx.SearchCandidates(ctx, rk.ws, store.Match{AllOf: rt.AllOf, AnyOf: rt.AnyOf, NoneOf: rt.NoneOf}, f)
+	// Scoring reads every candidate: unsure ones too are matched then.
+	ids, _, err := candidates(ctx, rk.tx, rk.ws, candidateMatch{AllOf: rt.AllOf, AnyOf: rt.AnyOf, NoneOf: rt.NoneOf}, f, maxCandidates+1)
 	if err != nil {
 		return err
 	}
@@ -531,13 +548,15 @@ func (rk *ranking) rankByTerm(ctx context.Context, words []search.Term, f store.
 		reach += l.df
 	}
 	cands := make([]cand, 0, min(reach, rk.stats.Docs))
+	var sure [][]int64 // the pages of each list read that surely match
 	read := 0
 	readNext := func() error {
 		l := lists[read]
-		ids, err := rk.tx.SearchCandidates(ctx, rk.ws, store.Match{AllOf: []string{token(l.term)}, NoneOf: noneOf}, f)
+		ids, unsure, err := candidates(ctx, rk.tx, rk.ws, candidateMatch{AllOf: []string{token(l.term)}, NoneOf: noneOf}, f, 0)
 		if err != nil {
 			return err
 		}
+		sure = append(sure, subtract(ids, unsure))
 		// Count the new pages, make room at the end, and merge from the back.
 		fresh, i := 0, 0
 		for _, id := range ids {
@@ -657,16 +676,25 @@ func (rk *ranking) rankByTerm(ctx context.Context, words []search.Term, f store.
 	// Every page holding a word matches: when ranking skipped some lists,
 	// the index counts them.
 	rk.unread = len(lists) - read
+	var ids, unsure []int64
 	if read == len(lists) {
-		res.Total = len(cands)
-		return nil
+		ids = make([]int64, len(cands))
+		for i, c := range cands {
+			ids[i] = c.id
+		}
+		unsure = subtract(ids, union(sure))
+	} else {
+		anyOf := make([]string, len(words))
+		for i, w := range words {
+			anyOf[i] = token(w)
+		}
+		var err error
+		if ids, unsure, err = candidates(ctx, rk.tx, rk.ws, candidateMatch{AnyOf: anyOf, NoneOf: noneOf}, f, 0); err != nil {
+			return err
+		}
 	}
-	anyOf := make([]string, len(words))
-	for i, w := range words {
-		anyOf[i] = token(w)
-	}
-	n, err := rk.tx.CountCandidates(ctx, rk.ws, store.Match{AnyOf: anyOf, NoneOf: noneOf}, f)
-	res.Total = n
+	n, err := rk.matching(ctx, unsure)
+	res.Total = len(ids) - len(unsure) + n
 	return err
 }
 

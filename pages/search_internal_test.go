@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -276,4 +277,105 @@ func TestPendingPagesSupersedeTheirLists(t *testing.T) {
 		}
 		check("folded")
 	})
+}
+
+// Phrases and prefixes take their candidates from the postings lists, which
+// are by stem while a prefix matches words as written ("runn*" finds
+// "running", whose stem is "run", and not "run"): a search finds exactly
+// the pages that Match accepts when it reads every page, private ones only
+// for members, on both engines, with pages waiting beside the lists or
+// folded into them, before and after they are rewritten and deleted.
+func TestPhrasesAndPrefixesFindWhatMatchAccepts(t *testing.T) {
+	for _, pending := range []int{2, 1000} {
+		t.Run(fmt.Sprintf("pending=%d", pending), func(t *testing.T) {
+			storetest.Each(t, func(t *testing.T, e store.Engine) {
+				ctx := context.Background()
+				db := storetest.MustOpen(t, e, &store.Options{PendingPages: pending})
+				a := identitytest.Agent(t, identitytest.New(t, db), "t", "")
+				ctx = atrium.NewContextWithActor(ctx, a)
+				ws := a.Workspace.ID
+				svc := New(db, nil)
+				write := func(path, content string) {
+					t.Helper()
+					if _, err := svc.WritePage(ctx, WriteRequest{Path: path, Content: content, Overwrite: true}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				write("Run.md", "---\naccess: public\n---\n# Run\n\nWe run the happy path.\n")
+				write("Running.md", "---\naccess: public\n---\n# Notes\n\nRunning late, the runner was happy.\n")
+				write("Happiness.md", "# Happiness\n\nHappiness is a happy run.\n")
+				write("Private.md", "# Private\n\nrunning happiness runs\n")
+				write("Tagged.md", "---\ntags: [running]\naccess: public\n---\nnothing else\n")
+				queries := []string{"runn*", "run*", "happ*", "happi*", "runn* -happy", "run -runn*", `"happy run"`, `"happy path" runn*`,
+					`-"happy run" run*`, "+runn* happ*", "ru* ha*", "zz*", `"run the"`}
+				check := func(stage string) {
+					t.Helper()
+					for _, member := range []bool{true, false} {
+						f := store.CandidateFilter{IncludePrivate: member}
+						for _, query := range queries {
+							q, err := search.ParseQuery(query)
+							if err != nil {
+								t.Fatal(err)
+							}
+							var got, want []string
+							err = db.View(ctx, func(tx *store.Tx) error {
+								rk, err := newRanking(ctx, tx, ws, q, &dfCache{})
+								if err != nil {
+									return err
+								}
+								top := newTopK(100)
+								var res SearchResult
+								if words, ok := onlyOptionalWords(q); ok {
+									err = rk.rankByTerm(ctx, words, f, top, &res)
+								} else {
+									err = rk.rankAll(ctx, f, top, &res)
+								}
+								if err != nil {
+									return err
+								}
+								for _, h := range top.sorted() {
+									got = append(got, h.key)
+								}
+								if res.Total != len(got) {
+									t.Errorf("%s: %q (member %v): total %d for %d hits", stage, query, member, res.Total, len(got))
+								}
+								// Every page read and matched, as if there were no index.
+								all, err := tx.FilterPages(ctx, ws, f)
+								if err != nil {
+									return err
+								}
+								docs, err := tx.SearchDocs(ctx, all)
+								if err != nil {
+									return err
+								}
+								for _, d := range docs {
+									if _, ok := rk.match(d); ok {
+										want = append(want, store.PathKey(d.Path))
+									}
+								}
+								return nil
+							})
+							if err != nil {
+								t.Fatal(err)
+							}
+							slices.Sort(got)
+							slices.Sort(want)
+							if diff := cmp.Diff(want, got); diff != "" {
+								t.Errorf("%s: %q (member %v) (-Match on every page +search):\n%s", stage, query, member, diff)
+							}
+						}
+					}
+				}
+				check("written")
+				write("Running.md", "---\naccess: public\n---\n# Notes\n\nWe ran; the runners were happier.\n")
+				if _, err := svc.DeletePage(ctx, "Happiness.md"); err != nil {
+					t.Fatal(err)
+				}
+				check("rewritten and deleted")
+				if err := db.View(ctx, func(tx *store.Tx) error { return tx.CheckPostings(ctx, ws) }); err != nil {
+					t.Fatal(err)
+				}
+			})
+		})
+	}
 }

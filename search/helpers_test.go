@@ -36,18 +36,16 @@ func prose(seed uint64, n int) string {
 	return b.String()
 }
 
-// indexTokens is PageIndex.Tokens as its definition reads: every token of
-// fields and the stem of each, sorted and distinct.
-func indexTokens(fields ...[]string) []string {
+// indexWords is PageIndex.Words as its definition reads: every token of
+// fields whose stem is another word, sorted and distinct.
+func indexWords(fields ...[]string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, toks := range fields {
 		for _, t := range toks {
-			for _, t := range [2]string{t, search.Stem(t)} {
-				if !seen[t] {
-					seen[t] = true
-					out = append(out, t)
-				}
+			if !seen[t] && search.Stem(t) != t {
+				seen[t] = true
+				out = append(out, t)
 			}
 		}
 	}

@@ -45,8 +45,13 @@ func TestIndexPageMatchesTheFormat(t *testing.T) {
 			t.Run(fmt.Sprintf("doc%d-public=%v", i, public), func(t *testing.T) {
 				got := search.IndexPage(d, public)
 				f := d.Fields()
-				if diff := cmp.Diff(indexTokens(f[:]...), got.Tokens, cmpEmpty); diff != "" {
-					t.Errorf("tokens (-indexTokens +IndexPage):\n%s", diff)
+				if diff := cmp.Diff(indexWords(f[:]...), got.Words, cmpEmpty); diff != "" {
+					t.Errorf("words (-indexWords +IndexPage):\n%s", diff)
+				}
+				for i, w := range got.Words {
+					if got.WordStems[i] != search.Stem(w) {
+						t.Errorf("word %q: stem %q, want %q", w, got.WordStems[i], search.Stem(w))
+					}
 				}
 				stems, postings := postingsByTheBook(d, public)
 				if diff := cmp.Diff(stems, got.Stems, cmpEmpty); diff != "" {

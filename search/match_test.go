@@ -236,21 +236,31 @@ func TestMatchDegenerateStats(t *testing.T) {
 	}
 }
 
-// candidate is what the engine does with a Retrieval: token presence only.
+// candidate is what the engine does with a Retrieval, from the lists by
+// stem: a word is in its stem's list, and a prefix in the list of each stem
+// it begins and of the stem of each word it begins (PageIndex.Words).
 func candidate(r search.Retrieval, d search.Doc) bool {
-	index := indexTokens(d.Title, d.Tags, d.Headings, d.Body)
+	words := indexWords(d.Title, d.Tags, d.Headings, d.Body)
+	var stems []string
+	for _, toks := range [][]string{d.Title, d.Tags, d.Headings, d.Body} {
+		for _, t := range toks {
+			stems = append(stems, search.Stem(t))
+		}
+	}
 	has := func(entry string) bool {
 		word, prefix := strings.CutSuffix(entry, "*")
-		for _, tok := range index {
-			if tok == word || prefix && strings.HasPrefix(tok, word) {
-				return true
-			}
+		if !prefix {
+			return slices.Contains(stems, word)
 		}
-		return false
+		begins := func(s string) bool { return strings.HasPrefix(s, word) }
+		return slices.ContainsFunc(stems, begins) || slices.ContainsFunc(words, begins)
 	}
+	// A prefix's lists hold pages without a word it begins: only a word
+	// excludes by its list.
+	excludes := func(entry string) bool { return !strings.HasSuffix(entry, "*") && has(entry) }
 	return !slices.ContainsFunc(r.AllOf, func(e string) bool { return !has(e) }) &&
 		(len(r.AnyOf) == 0 || slices.ContainsFunc(r.AnyOf, has)) &&
-		!slices.ContainsFunc(r.NoneOf, has)
+		!slices.ContainsFunc(r.NoneOf, excludes)
 }
 
 // Every page that Match accepts must be among the engine's candidates, or

@@ -37,11 +37,12 @@ func PagePostings(d Doc, public bool) (stems []string, postings [][]byte) {
 
 // A PageIndex is what the engines index of a page.
 type PageIndex struct {
-	// Tokens are what the engines' full-text indexes hold, sorted and
-	// distinct: each token as written, which prefixes match, and its stem,
-	// which words match. Every page that Match accepts holds its query's
-	// Retrieval in these.
-	Tokens []string
+	// Words are the page's distinct tokens whose stem is another word,
+	// sorted, and WordStems their stems. A prefix matches tokens as
+	// written, while the lists are by stem: the store keeps these words
+	// beside the lists, so that a prefix finds the lists of the words it
+	// begins.
+	Words, WordStems []string
 	// Stems are the distinct stems, sorted, and Postings the posting of
 	// each (PagePostings).
 	Stems    []string
@@ -172,16 +173,18 @@ func IndexPage(d Doc, public bool) PageIndex {
 		out.Postings[i] = buf[from:end:end]
 		from = end
 	}
-	// The index tokens: every distinct token and every stem.
-	for _, st := range stems {
-		if _, ok := stemOf[st]; !ok {
-			tokens = append(tokens, st)
+	slices.Sort(tokens)
+	for _, tok := range tokens {
+		if st := stems[stemOf[tok]]; st != tok {
+			out.Words = append(out.Words, tok)
+			out.WordStems = append(out.WordStems, st)
 		}
 	}
-	slices.Sort(tokens)
-	out.Tokens = tokens
 	return out
 }
+
+// PostingPublic reports whether the page of a posting is public.
+func PostingPublic(body []byte) bool { return len(body) > 0 && body[0]&flagPublic != 0 }
 
 // posting is a decoded posting's head: where its positions start in body.
 type posting struct {

@@ -55,4 +55,4 @@ func (tx *Tx) Exec(ctx context.Context, q string, args ...any) error {
 }
 
 // FlushIndex writes what tx queued for the indexes, as its commit would.
-func (tx *Tx) FlushIndex(ctx context.Context) error { return tx.flushIndex(ctx) }
+func (tx *Tx) FlushIndex(ctx context.Context) error { return tx.flushPostings(ctx) }

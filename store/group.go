@@ -184,7 +184,7 @@ func (db *DB) runSaved(tx *Tx, w *write) (err, broken error) {
 	if _, err := tx.tx.ExecContext(context.Background(), "SAVEPOINT atrium_call"); err != nil {
 		return nil, fmt.Errorf("savepoint: %w", err)
 	}
-	tx.now, tx.events, tx.fts, tx.pending = db.now(), nil, nil, nil
+	tx.now, tx.events, tx.pending = db.now(), nil, nil
 	err = func() (err error) {
 		defer func() {
 			if p := recover(); p != nil {
@@ -195,7 +195,7 @@ func (db *DB) runSaved(tx *Tx, w *write) (err, broken error) {
 		if err := w.fn(tx); err != nil {
 			return err
 		}
-		return tx.flushIndex(w.ctx)
+		return tx.flushPostings(w.ctx)
 	}()
 	if err != nil {
 		// Undo this call only; its own context may be gone, the group's is not.

@@ -17,7 +17,7 @@ import (
 // it: keys for listing and link resolution, the links, the search tokens.
 type PageIndex struct {
 	Headings string            // heading texts, one per line
-	Tokens   []string          // the page's distinct search tokens, all fields
+	Words    []SearchWord      // the page's distinct tokens whose stem is another word (search.PageIndex)
 	Stems    []string          // the page's distinct stems, sorted
 	Postings [][]byte          // what the page holds of each stem (search.PagePostings)
 	Lens     [SearchFields]int // search tokens in each field
@@ -153,11 +153,9 @@ func (tx *Tx) InsertPage(ctx context.Context, p *atrium.Page, idx PageIndex, act
 		packText(tx.db.engine, p.Content), idx.Headings, string(texts), p.ContentHash, p.Revision}
 	args = append(args, lenArgs(idx.Lens, 1)...)
 	args = append(args, nullID(actor), micros(tx.now), nullID(actor), micros(tx.now))
-	cols, vals, dargs := tx.indexColumns(idx)
-	args = append(args, dargs...)
 	err = tx.queryRow(ctx, `INSERT INTO pages (uid, workspace_id, path, path_key, parent_key, title, title_key, stem_key, icon, tags, access,
-		content, headings, field_texts, content_hash, revision, `+lenColumns()+`, created_by, created_at, updated_by, updated_at`+cols+`)
-		VALUES (`+placeholders(len(args)-len(dargs))+vals+`)
+		content, headings, field_texts, content_hash, revision, `+lenColumns()+`, created_by, created_at, updated_by, updated_at, index_epoch)
+		VALUES (`+placeholders(len(args))+`, `+indexEpoch+`)
 		ON CONFLICT (workspace_id, path_key) DO NOTHING RETURNING id`, args...).Scan(&p.ID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return atrium.Errorf(atrium.EConflict, "A page already exists at path: %s", p.Path)
@@ -226,10 +224,9 @@ func (tx *Tx) UpdatePage(ctx context.Context, p *atrium.Page, idx PageIndex, act
 		packText(tx.db.engine, p.Content), idx.Headings, string(texts), p.ContentHash, p.Revision}
 	args = append(args, lenArgs(idx.Lens, 1)...)
 	args = append(args, nullID(actor), micros(tx.now))
-	sets, dargs := tx.indexSets(idx)
 	upd, err := tx.exec(ctx, `UPDATE pages SET path = ?, path_key = ?, parent_key = ?, title = ?, title_key = ?, stem_key = ?, icon = ?, tags = ?, access = ?,
-		content = ?, headings = ?, field_texts = ?, content_hash = ?, revision = ?, `+lenSets()+`, updated_by = ?, updated_at = ?`+sets+`
-		WHERE id = ? AND revision = ?`, append(append(args, dargs...), p.ID, p.Revision-1)...)
+		content = ?, headings = ?, field_texts = ?, content_hash = ?, revision = ?, `+lenSets()+`, updated_by = ?, updated_at = ?, index_epoch = `+indexEpoch+`
+		WHERE id = ? AND revision = ?`, append(args, p.ID, p.Revision-1)...)
 	if err != nil {
 		return fmt.Errorf("update page: %w", err)
 	}
@@ -265,14 +262,6 @@ func (tx *Tx) DeletePage(ctx context.Context, p atrium.Page) error {
 	}
 	if err != nil {
 		return err
-	}
-	if tx.db.engine == SQLite {
-		if err := tx.flushIndex(ctx); err != nil {
-			return err
-		}
-		if _, err := tx.exec(ctx, "DELETE FROM page_fts WHERE rowid = ?", p.ID); err != nil {
-			return err
-		}
 	}
 	if err := tx.dropPostings(ctx, p.ID); err != nil {
 		return err
@@ -410,36 +399,33 @@ func (tx *Tx) writeIndex(ctx context.Context, p *atrium.Page, idx PageIndex, sta
 			return err
 		}
 	}
-	if err := tx.setPostings(p.WorkspaceID, p.ID, idx, state); err != nil {
+	if err := tx.addWords(ctx, p.WorkspaceID, idx.Words); err != nil {
 		return err
 	}
-	if tx.db.engine == SQLite {
-		if state == indexed {
-			tx.fts = append(tx.fts, ftsOp{"DELETE FROM page_fts WHERE rowid = ?", []any{p.ID}})
+	return tx.setPostings(p.WorkspaceID, p.ID, idx, state)
+}
+
+// A SearchWord is a token as written whose stem is another word.
+type SearchWord struct{ Word, Stem string }
+
+// wordsAtOnce is how many words one statement of addWords adds.
+const wordsAtOnce = 200
+
+// addWords adds words to the workspace's search_words. A word stays when no
+// page holds it any more: a prefix then reads one list more than it needs,
+// never less. (A rebuild starts the words over.)
+func (tx *Tx) addWords(ctx context.Context, ws int64, words []SearchWord) error {
+	for chunk := range slices.Chunk(words, wordsAtOnce) {
+		args := make([]any, 0, 3*len(chunk))
+		for _, w := range chunk {
+			args = append(args, ws, w.Word, w.Stem)
 		}
-		tx.fts = append(tx.fts, ftsOp{"INSERT INTO page_fts (rowid, tokens) VALUES (?, ?)", []any{p.ID, ftsTokens(p.WorkspaceID, idx.Tokens)}})
+		values := strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(chunk)), ", ")
+		if _, err := tx.exec(ctx, "INSERT INTO search_words (workspace_id, word, stem) VALUES "+values+" ON CONFLICT DO NOTHING", args...); err != nil {
+			return fmt.Errorf("write search words: %w", err)
+		}
 	}
 	return nil
-}
-
-// indexColumns are the columns of the page's row that hold its index —
-// the epoch its lists hold it in, and on PostgreSQL its tokens (tsv) — as
-// ", col, …", their placeholders as ", ?, …", and their values: written
-// with the row itself, which a second UPDATE would rewrite whole (content
-// and all) for them.
-func (tx *Tx) indexColumns(idx PageIndex) (cols, vals string, args []any) {
-	if tx.db.engine == SQLite {
-		return ", index_epoch", ", " + indexEpoch, nil
-	}
-	return ", index_epoch, tsv", ", " + indexEpoch + ", array_to_tsvector(?::text[])", []any{nonNil(idx.Tokens)}
-}
-
-// indexSets are indexColumns as ", col = ?, …" for an UPDATE.
-func (tx *Tx) indexSets(idx PageIndex) (string, []any) {
-	if tx.db.engine == SQLite {
-		return ", index_epoch = " + indexEpoch, nil
-	}
-	return ", index_epoch = " + indexEpoch + ", tsv = array_to_tsvector(?::text[])", []any{nonNil(idx.Tokens)}
 }
 
 // addFolders adds delta to the page counts of every folder above path,
@@ -866,9 +852,8 @@ func (tx *Tx) setDerived(ctx context.Context, p *atrium.Page, idx PageIndex) err
 		return err
 	}
 	args := append([]any{p.Title, strings.ToLower(p.Title), string(tags), idx.Headings, string(texts)}, lenArgs(idx.Lens, 1)...)
-	sets, dargs := tx.indexSets(idx)
-	_, err = tx.exec(ctx, "UPDATE pages SET title = ?, title_key = ?, tags = ?, headings = ?, field_texts = ?, "+lenSets()+sets+" WHERE id = ?",
-		append(append(args, dargs...), p.ID)...)
+	_, err = tx.exec(ctx, "UPDATE pages SET title = ?, title_key = ?, tags = ?, headings = ?, field_texts = ?, "+lenSets()+", index_epoch = "+indexEpoch+" WHERE id = ?",
+		append(args, p.ID)...)
 	return err
 }
 
@@ -895,20 +880,6 @@ func (db *DB) RefreshPlannerStats(ctx context.Context) error {
 	}
 	_, err := db.w.ExecContext(ctx, "ANALYZE pages, page_revisions, page_links, page_tags, folders, search_postings, search_pending")
 	return err
-}
-
-// OptimizeSearch merges SQLite's full-text index into one segment, which
-// makes queries after a bulk write several times cheaper than the many small
-// segments the writes left. It holds the write lock for a few seconds at 100k
-// pages. PostgreSQL's GIN index needs nothing of the kind.
-func (db *DB) OptimizeSearch(ctx context.Context) error {
-	if db.engine != SQLite {
-		return nil
-	}
-	return db.Update(ctx, func(tx *Tx) error {
-		_, err := tx.exec(ctx, "INSERT INTO page_fts (page_fts) VALUES ('optimize')")
-		return err
-	})
 }
 
 // ChildFolders lists the folders directly in folder parent (a key, "" for

@@ -20,11 +20,6 @@ func TestMigrationsGiveBothEnginesTheSameTables(t *testing.T) {
 	own := map[store.Engine]map[string][]string{
 		store.SQLite: {
 			"sqlite_sequence": nil, // AUTOINCREMENT's counters
-			// the FTS5 index of page titles and stems, and its shadow tables
-			"page_fts": nil, "page_fts_config": nil, "page_fts_data": nil, "page_fts_docsize": nil, "page_fts_idx": nil,
-		},
-		store.Postgres: {
-			"pages": {"tsv"}, // the full-text vector PostgreSQL indexes
 		},
 	}
 	schemas := map[store.Engine]map[string][]string{}

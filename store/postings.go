@@ -153,19 +153,15 @@ func (tx *Tx) pendingBases(ctx context.Context, ws int64, pages []int64, pend ma
 	return nil
 }
 
-// ClearPostings empties the postings index of every workspace, and on
-// SQLite the full-text index, for a rebuild that then indexes every page
-// again (ReindexPage): removing each page from its lists one by one would
-// rewrite every row many times, and deleting its tokens one by one cost a
-// rebuild of 100k pages two thirds of its four minutes. A page is in its
-// stems' lists only while its index_epoch is the current one
-// (listedColumns), which this moves past.
+// ClearPostings empties the postings index of every workspace, and its
+// words, for a rebuild that then indexes every page again (ReindexPage):
+// removing each page from its lists one by one would rewrite every row many
+// times. A page is in its stems' lists only while its index_epoch is the
+// current one (listedColumns), which this moves past.
 func (tx *Tx) ClearPostings(ctx context.Context) error {
-	qs := []string{"DELETE FROM search_postings", "DELETE FROM search_pending",
+	qs := []string{"DELETE FROM search_postings", "DELETE FROM search_pending", "DELETE FROM search_words",
 		"INSERT INTO meta (key, value) VALUES ('search.epoch', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(meta.value AS INTEGER) + 1 AS TEXT)"}
-	if tx.db.engine == SQLite {
-		qs = append(qs, "INSERT INTO page_fts (page_fts) VALUES ('delete-all')")
-	} else {
+	if tx.db.engine == Postgres {
 		// Alone, once no writer is between folding into the lists and its
 		// commit: the DELETE's snapshot does not hold the rows such a
 		// writer inserted, so its postings, with those of the pages that

@@ -10,152 +10,76 @@ import (
 	"github.com/atrium-hq/atrium"
 )
 
-// A Match says which pages are search candidates: pages holding every token of
-// AllOf, at least one of AnyOf (when not empty) and none of NoneOf. A token
-// ending in "*" is a prefix. Tokens are search tokens (letters and digits);
-// the engines index each page's distinct tokens verbatim — FTS5, a tsvector
-// built from the token array — so that both find the same pages, and ranking
-// happens in Go. Neither keeps positions (FTS5's detail=none): phrases are
-// checked against the text.
-type Match struct {
-	AllOf, AnyOf, NoneOf []string
-}
-
-// CandidateFilter narrows candidates.
+// CandidateFilter narrows the pages a search ranks.
 type CandidateFilter struct {
 	Prefix         string   // folder key ("projects/"), "" for all
 	Tags           []string // tag keys a page must all have
 	IncludePrivate bool
-	Limit          int // at most this many candidates, 0: no limit
 }
 
-func (m Match) empty() bool { return len(m.AllOf) == 0 && len(m.AnyOf) == 0 }
-
-// ftsExpr is m as an FTS5 query within workspace ws, whose tokens the index
-// holds as "w<ws>_<token>" (see ftsTokens).
-func (m Match) ftsExpr(ws int64) string {
-	prefix := wsPrefix(ws)
-	term := func(t string) string {
-		if p, ok := strings.CutSuffix(t, "*"); ok {
-			return `"` + prefix + p + `"*`
-		}
-		return `"` + prefix + t + `"`
+// PrefixStems returns the stems of workspace ws whose lists hold the pages
+// with a word beginning with prefix: each stem that begins with it (pages
+// waiting beside the lists count theirs too), and the stem of each word of
+// search_words that does.
+func (tx *Tx) PrefixStems(ctx context.Context, ws int64, prefix string) ([]string, error) {
+	// Every token a search keeps is below U+10FFFF followed by anything, in
+	// the byte order both engines compare these columns in.
+	hi := prefix + "\U0010FFFF"
+	stems, err := queryAll(ctx, tx, scanString, "SELECT DISTINCT stem FROM search_postings WHERE workspace_id = ? AND stem >= ? AND stem < ?", ws, prefix, hi)
+	if err != nil {
+		return nil, fmt.Errorf("read stems: %w", err)
 	}
-	var parts []string
-	for _, t := range m.AllOf {
-		parts = append(parts, term(t))
+	words, err := queryAll(ctx, tx, scanString, "SELECT DISTINCT stem FROM search_words WHERE workspace_id = ? AND word >= ? AND word < ?", ws, prefix, hi)
+	if err != nil {
+		return nil, fmt.Errorf("read words: %w", err)
 	}
-	if len(m.AnyOf) > 0 {
-		alts := make([]string, len(m.AnyOf))
-		for i, t := range m.AnyOf {
-			alts[i] = term(t)
-		}
-		parts = append(parts, "("+strings.Join(alts, " OR ")+")")
+	stems = append(stems, words...)
+	pending, err := queryAll(ctx, tx, func(sc scanner) (b []byte, err error) {
+		err = sc.Scan(&b)
+		return b, err
+	}, "SELECT data FROM search_pending WHERE workspace_id = ?", ws)
+	if err != nil {
+		return nil, fmt.Errorf("read pending postings: %w", err)
 	}
-	expr := "(" + strings.Join(parts, " AND ") + ")"
-	for _, t := range m.NoneOf {
-		expr += " NOT " + term(t)
-	}
-	return expr
-}
-
-// wsPrefix is what the full-text index puts before every token of workspace
-// ws. Search tokens are letters and digits only, so "_" cannot be part of one
-// and "w1_" + token never equals "w12_" + another.
-func wsPrefix(ws int64) string { return "w" + strconv.FormatInt(ws, 10) + "_" }
-
-// ftsTokens is the tokens column of a page of workspace ws.
-func ftsTokens(ws int64, tokens []string) string {
-	prefix := wsPrefix(ws)
-	var b strings.Builder
-	n := 0
-	for _, t := range tokens {
-		n += len(prefix) + len(t) + 1
-	}
-	b.Grow(n)
-	for i, t := range tokens {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(prefix)
-		b.WriteString(t)
-	}
-	return b.String()
-}
-
-// tsquery is m as a PostgreSQL tsquery over the token lexemes.
-func (m Match) tsquery() string {
-	term := func(t string) string {
-		if p, ok := strings.CutSuffix(t, "*"); ok {
-			return "'" + p + "':*"
-		}
-		return "'" + t + "'"
-	}
-	var parts []string
-	for _, t := range m.AllOf {
-		parts = append(parts, term(t))
-	}
-	if len(m.AnyOf) > 0 {
-		alts := make([]string, len(m.AnyOf))
-		for i, t := range m.AnyOf {
-			alts[i] = term(t)
-		}
-		parts = append(parts, "("+strings.Join(alts, " | ")+")")
-	}
-	for _, t := range m.NoneOf {
-		parts = append(parts, "!"+term(t))
-	}
-	return strings.Join(parts, " & ")
-}
-
-func validTokens(m Match) error {
-	for _, list := range [][]string{m.AllOf, m.AnyOf, m.NoneOf} {
-		for _, t := range list {
-			if strings.ContainsAny(strings.TrimSuffix(t, "*"), `"'*:&|!() `) || t == "" || t == "*" {
-				return fmt.Errorf("search token %q is not a token", t)
+	for _, data := range pending {
+		err := eachPending(data, func(stem, _ []byte) {
+			if strings.HasPrefix(string(stem), prefix) {
+				stems = append(stems, string(stem))
 			}
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	slices.Sort(stems)
+	return slices.Compact(stems), nil
 }
 
-// SearchCandidates returns the IDs of the pages of workspace ws that m and f
-// select, in ID order.
-func (tx *Tx) SearchCandidates(ctx context.Context, ws int64, m Match, f CandidateFilter) ([]int64, error) {
-	if m.empty() {
-		return nil, nil
-	}
-	if err := validTokens(m); err != nil {
-		return nil, err
-	}
-	var q string
-	var args []any
-	switch {
-	case tx.db.engine == SQLite && f.indexOnly():
-		// The index alone answers: its tokens carry the workspace.
-		q = "SELECT rowid AS id FROM page_fts WHERE page_fts MATCH ?"
-		args = []any{m.ftsExpr(ws)}
-		if f.Limit > 0 {
-			q += " ORDER BY rowid LIMIT ?"
-			args = append(args, f.Limit)
+// StemWords returns the words of search_words of workspace ws whose stems
+// are among stems.
+func (tx *Tx) StemWords(ctx context.Context, ws int64, stems []string) ([]SearchWord, error) {
+	var out []SearchWord
+	for chunk := range slices.Chunk(stems, 500) {
+		args := make([]any, 0, 1+len(chunk))
+		args = append(args, ws)
+		for _, s := range chunk {
+			args = append(args, s)
 		}
-		return tx.ids(ctx, q, args...)
-	case tx.db.engine == SQLite:
-		q = "SELECT p.id FROM page_fts JOIN pages p ON p.id = page_fts.rowid WHERE page_fts MATCH ?"
-		args = []any{m.ftsExpr(ws)}
-	default:
-		q = "SELECT p.id FROM pages p WHERE p.workspace_id = ? AND p.tsv @@ ?::tsquery"
-		args = []any{ws, m.tsquery()}
+		words, err := queryAll(ctx, tx, func(sc scanner) (w SearchWord, err error) {
+			err = sc.Scan(&w.Word, &w.Stem)
+			return w, err
+		}, "SELECT word, stem FROM search_words WHERE workspace_id = ? AND stem IN ("+placeholders(len(chunk))+")", args...)
+		if err != nil {
+			return nil, fmt.Errorf("read words: %w", err)
+		}
+		out = append(out, words...)
 	}
-	cond, cargs := filterSQL(f)
-	q += cond
-	args = append(args, cargs...)
-	q += " ORDER BY p.id"
-	if f.Limit > 0 {
-		q += " LIMIT ?"
-		args = append(args, f.Limit)
-	}
-	return tx.ids(ctx, q, args...)
+	return out, nil
+}
+
+func scanString(sc scanner) (s string, err error) {
+	err = sc.Scan(&s)
+	return s, err
 }
 
 // ids runs a query of one column, id, and returns the IDs in order. The
@@ -187,39 +111,6 @@ func (tx *Tx) ids(ctx context.Context, q string, args ...any) ([]int64, error) {
 	return out, nil
 }
 
-// CountCandidates counts the pages of workspace ws that m and f select.
-func (tx *Tx) CountCandidates(ctx context.Context, ws int64, m Match, f CandidateFilter) (int, error) {
-	if m.empty() {
-		return 0, nil
-	}
-	if err := validTokens(m); err != nil {
-		return 0, err
-	}
-	var q string
-	var args []any
-	switch {
-	case tx.db.engine == SQLite && f.indexOnly():
-		q = "SELECT COUNT(*) FROM page_fts WHERE page_fts MATCH ?"
-		args = []any{m.ftsExpr(ws)}
-	case tx.db.engine == SQLite:
-		q = "SELECT COUNT(*) FROM page_fts JOIN pages p ON p.id = page_fts.rowid WHERE page_fts MATCH ?"
-		args = []any{m.ftsExpr(ws)}
-	default:
-		q = "SELECT COUNT(*) FROM pages p WHERE p.workspace_id = ? AND p.tsv @@ ?::tsquery"
-		args = []any{ws, m.tsquery()}
-	}
-	cond, cargs := filterSQL(f) // nothing when indexOnly
-	var n int
-	err := tx.queryRow(ctx, q+cond, append(args, cargs...)...).Scan(&n)
-	return n, err
-}
-
-// indexOnly reports whether f selects nothing beyond the workspace, which
-// SQLite's full-text index answers alone.
-func (f CandidateFilter) indexOnly() bool {
-	return f.Prefix == "" && len(f.Tags) == 0 && f.IncludePrivate
-}
-
 // filterSQL is the SQL of a candidate filter, on pages p.
 func filterSQL(f CandidateFilter) (string, []any) {
 	q, args := under("p.path_key", f.Prefix)
@@ -231,12 +122,6 @@ func filterSQL(f CandidateFilter) (string, []any) {
 		args = append(args, t)
 	}
 	return q, args
-}
-
-// DocFreq counts the pages of workspace ws holding token (a prefix when it
-// ends in "*"), private ones included: the document frequency of BM25.
-func (tx *Tx) DocFreq(ctx context.Context, ws int64, token string) (int, error) {
-	return tx.CountCandidates(ctx, ws, Match{AllOf: []string{token}}, CandidateFilter{IncludePrivate: true})
 }
 
 // SearchFields is how many fields search scores (search.NumFields). The

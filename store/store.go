@@ -313,7 +313,7 @@ func (db *DB) update(ctx context.Context, fn func(*Tx) error) (err error) {
 	if err := fn(tx); err != nil {
 		return err
 	}
-	if err := tx.flushIndex(ctx); err != nil {
+	if err := tx.flushPostings(ctx); err != nil {
 		return err
 	}
 	if err := sqltx.Commit(); err != nil {
@@ -375,9 +375,8 @@ type Tx struct {
 	write  bool
 	events []atrium.Event
 	local  map[string]*sql.Stmt // SQLite write statements, prepared once per transaction
-	fts    []ftsOp              // SQLite full-text writes, run last (see writeIndex)
 	// pending: the pages whose postings the transaction changed, written
-	// with fts (see flushPostings).
+	// at commit (see flushPostings).
 	pending map[int64]*pendingPage
 	// shared: the transaction is a shared commit's (see commitGroup), so a
 	// statement must not stop when its caller gives up. SQLite answers a
@@ -392,26 +391,6 @@ func (tx *Tx) stmtCtx(ctx context.Context) context.Context {
 		return context.WithoutCancel(ctx)
 	}
 	return ctx
-}
-
-type ftsOp struct {
-	q    string
-	args []any
-}
-
-// flushIndex runs the queued full-text and postings writes.
-func (tx *Tx) flushIndex(ctx context.Context) error {
-	if err := tx.flushPostings(ctx); err != nil {
-		return err
-	}
-	ops := tx.fts
-	tx.fts = nil
-	for _, op := range ops {
-		if _, err := tx.exec(ctx, op.q, op.args...); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // Now is the time of this transaction: every row it writes carries the same one.

@@ -57,18 +57,7 @@ func (tx *Tx) dropIndex(ctx context.Context, page int64) error {
 			return err
 		}
 	}
-	if err := tx.dropPostings(ctx, page); err != nil {
-		return err
-	}
-	if tx.db.engine == SQLite {
-		if err := tx.flushIndex(ctx); err != nil {
-			return err
-		}
-		_, err := tx.exec(ctx, "DELETE FROM page_fts WHERE rowid = ?", page)
-		return err
-	}
-	_, err := tx.exec(ctx, "UPDATE pages SET tsv = ''::tsvector WHERE id = ?", page)
-	return err
+	return tx.dropPostings(ctx, page)
 }
 
 // A TrashedPage is a page in the trash.
