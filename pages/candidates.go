@@ -12,9 +12,10 @@ import (
 
 // A candidateMatch says which pages a search ranks by reading them, when
 // the lists alone cannot rank it (phrases, prefixes): the pages holding
-// every token of AllOf, at least one of AnyOf (when not empty), and none of
-// NoneOf (search.Retrieval). A token is a stem, or a prefix when it ends in
-// "*".
+// every token of AllOf and every phrase of Phrases, at least one token of
+// AnyOf (when not empty), and none of NoneOf nor of NoPhrases
+// (search.Retrieval). A token is a stem, or a prefix when it ends in "*"; a
+// phrase is stems in a row, which the lists' positions tell.
 //
 // The pages come from the postings lists, the one full-text index: a word
 // is its stem's list; a prefix the lists of the stems it begins and of the
@@ -22,7 +23,10 @@ import (
 // word not beginning with the prefix ("run" for "runn*", through
 // "running") also holds pages without one: such pages are unsure, and only
 // search.Match, reading the page, tells whether they match.
-type candidateMatch struct{ AllOf, AnyOf, NoneOf []string }
+type candidateMatch struct {
+	AllOf, AnyOf, NoneOf []string
+	Phrases, NoPhrases   [][]string
+}
 
 // stemsAtOnce is how many lists one read of tokenPages asks for: a short
 // prefix can begin thousands of stems.
@@ -32,10 +36,25 @@ const stemsAtOnce = 500
 // order, at most limit of them (0: all); and which of them are unsure (see
 // candidateMatch), in ID order.
 func candidates(ctx context.Context, tx *store.Tx, ws int64, m candidateMatch, f store.CandidateFilter, limit int) (ids, unsure []int64, err error) {
-	if len(m.AllOf) == 0 && len(m.AnyOf) == 0 {
+	if len(m.AllOf) == 0 && len(m.AnyOf) == 0 && len(m.Phrases) == 0 {
 		return nil, nil, nil
 	}
 	have := false
+	// Phrases first: they are sure, and rarer than their words.
+	for _, phrase := range m.Phrases {
+		set, err := phrasePages(ctx, tx, ws, phrase, !f.IncludePrivate)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !have {
+			ids, have = set, true
+		} else {
+			ids = intersect(ids, set)
+		}
+		if len(ids) == 0 {
+			return nil, nil, nil
+		}
+	}
 	for _, tok := range m.AllOf {
 		set, uns, err := tokenPages(ctx, tx, ws, tok, !f.IncludePrivate)
 		if err != nil {
@@ -81,6 +100,16 @@ func candidates(ctx context.Context, tx *store.Tx, ws int64, m candidateMatch, f
 		}
 		ids = subtract(ids, subtract(set, uns))
 		unsure = union([][]int64{subtract(unsure, subtract(set, uns)), intersect(ids, uns)})
+	}
+	for _, phrase := range m.NoPhrases {
+		if len(ids) == 0 {
+			return nil, nil, nil
+		}
+		set, err := phrasePages(ctx, tx, ws, phrase, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		ids, unsure = subtract(ids, set), subtract(unsure, set)
 	}
 	if len(ids) > 0 && (f.Prefix != "" || len(f.Tags) > 0) {
 		allowed, err := tx.FilterPages(ctx, ws, f)
@@ -155,6 +184,33 @@ func tokenPages(ctx context.Context, tx *store.Tx, ws int64, token string, publi
 		unsure = subtract(pages, union(sure))
 	}
 	return pages, unsure, nil
+}
+
+// phrasePages returns the pages of workspace ws where the stems of phrase
+// stand in a row in one field, in ID order; only public ones when
+// publicOnly.
+func phrasePages(ctx context.Context, tx *store.Tx, ws int64, phrase []string, publicOnly bool) ([]int64, error) {
+	lists, err := tx.PostingLists(ctx, ws, phrase)
+	if err != nil {
+		return nil, err
+	}
+	stems := make([]search.Cursor, len(lists))
+	for i, l := range lists {
+		stems[i] = l
+	}
+	var out []int64
+	c := search.Union([][]search.Cursor{stems})
+	for page, body, ok := c.Next(); ok; page, body, ok = c.Next() {
+		if !publicOnly || search.PostingPublic(body) {
+			out = append(out, page)
+		}
+	}
+	for _, l := range lists {
+		if err := l.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // union merges sets of page IDs, each in order, into one in order.

@@ -493,7 +493,7 @@ func (rk *ranking) match(d store.SearchDoc) (float64, bool) {
 func (rk *ranking) rankAll(ctx context.Context, f store.CandidateFilter, top *topK, res *SearchResult) error {
 	rt := rk.q.Retrieval()
 	// Scoring reads every candidate: unsure ones too are matched then.
-	ids, _, err := candidates(ctx, rk.tx, rk.ws, candidateMatch{AllOf: rt.AllOf, AnyOf: rt.AnyOf, NoneOf: rt.NoneOf}, f, maxCandidates+1)
+	ids, _, err := candidates(ctx, rk.tx, rk.ws, candidateMatch{AllOf: rt.AllOf, AnyOf: rt.AnyOf, NoneOf: rt.NoneOf, Phrases: rt.Phrases, NoPhrases: rt.NoPhrases}, f, maxCandidates+1)
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,7 @@ func ExampleParseQuery() {
 	// {Text:canar Phrase:[canar deploy] Prefix:false Required:true Excluded:false Forms:[]}
 	// {Text:prod Phrase:[] Prefix:true Required:false Excluded:false Forms:[]}
 	// {Text:legac Phrase:[] Prefix:false Required:false Excluded:true Forms:[]}
-	// {AllOf:[canar deploy] AnyOf:[] NoneOf:[legac]}
+	// {AllOf:[] AnyOf:[] NoneOf:[legac] Phrases:[[canar deploy]] NoPhrases:[]}
 }
 
 func ExampleSnippet() {

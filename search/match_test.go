@@ -258,9 +258,26 @@ func candidate(r search.Retrieval, d search.Doc) bool {
 	// A prefix's lists hold pages without a word it begins: only a word
 	// excludes by its list.
 	excludes := func(entry string) bool { return !strings.HasSuffix(entry, "*") && has(entry) }
+	// A phrase's stems stand in a row in one field.
+	inRow := func(phrase []string) bool {
+		for _, toks := range [][]string{d.Title, d.Tags, d.Headings, d.Body} {
+			for i := range toks {
+				j := 0
+				for j < len(phrase) && i+j < len(toks) && search.Stem(toks[i+j]) == phrase[j] {
+					j++
+				}
+				if j == len(phrase) {
+					return true
+				}
+			}
+		}
+		return false
+	}
 	return !slices.ContainsFunc(r.AllOf, func(e string) bool { return !has(e) }) &&
+		!slices.ContainsFunc(r.Phrases, func(p []string) bool { return !inRow(p) }) &&
 		(len(r.AnyOf) == 0 || slices.ContainsFunc(r.AnyOf, has)) &&
-		!slices.ContainsFunc(r.NoneOf, excludes)
+		!slices.ContainsFunc(r.NoneOf, excludes) &&
+		!slices.ContainsFunc(r.NoPhrases, inRow)
 }
 
 // Every page that Match accepts must be among the engine's candidates, or

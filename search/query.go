@@ -245,18 +245,20 @@ func isStopWord(t Term) bool {
 }
 
 // Retrieval tells the engine which pages are candidates: a page is a
-// candidate when it contains every entry of AllOf, at least one of AnyOf (or
-// AnyOf is empty), and none of NoneOf. An entry is a token, or a prefix
-// written with a trailing star ("arch*"); tokens never contain a star.
+// candidate when it contains every entry of AllOf and every phrase of
+// Phrases, at least one entry of AnyOf (or AnyOf is empty), and none of
+// NoneOf nor of NoPhrases. An entry is a stem, or a prefix written with a
+// trailing star ("arch*"); stems never contain a star. A phrase is stems
+// that stand in a row in one field, as Match reads them.
 type Retrieval struct {
 	AllOf, AnyOf, NoneOf []string
+	Phrases, NoPhrases   [][]string
 }
 
 // Retrieval returns the candidate conditions for q. Every page that Match
-// accepts is a candidate, but not the reverse: the engine cannot check that a
-// phrase's tokens are consecutive, so a phrase gives its tokens to AllOf,
-// and an excluded phrase is left to Match. Optional terms narrow the
-// candidates only when nothing is required, as they do in Match.
+// accepts is a candidate; Match still decides (a prefix's candidates are
+// read by stem, see pages). Optional terms narrow the candidates only when
+// nothing is required, as they do in Match.
 func (q Query) Retrieval() Retrieval {
 	var r Retrieval
 	required := slices.ContainsFunc(q.Terms, func(t Term) bool { return t.Required && !t.Excluded })
@@ -265,10 +267,9 @@ func (q Query) Retrieval() Retrieval {
 		case t.Excluded && t.Phrase == nil:
 			r.NoneOf = appendNew(r.NoneOf, t.entry())
 		case t.Excluded:
+			r.NoPhrases = append(r.NoPhrases, t.Phrase)
 		case t.Phrase != nil:
-			for _, tok := range t.Phrase {
-				r.AllOf = appendNew(r.AllOf, tok)
-			}
+			r.Phrases = append(r.Phrases, t.Phrase)
 		case t.Required:
 			r.AllOf = appendNew(r.AllOf, t.entry())
 		case !required:

@@ -193,13 +193,12 @@ func TestRetrieval(t *testing.T) {
 		// Once something is required, optional words only rank.
 		{"+deploy staging", search.Retrieval{AllOf: []string{"deploy"}}},
 		{"+arch* staging", search.Retrieval{AllOf: []string{"arch*"}}},
-		{`"error budget" policy`, search.Retrieval{AllOf: []string{"error", "budget"}}},
-		{`"a rose is a rose" +rose`, search.Retrieval{AllOf: []string{"a", "ros_", "is"}}},
+		{`"error budget" policy`, search.Retrieval{Phrases: [][]string{{"error", "budget"}}}},
+		{`"a rose is a rose" +rose`, search.Retrieval{AllOf: []string{"ros_"}, Phrases: [][]string{{"a", "ros_", "is", "a", "ros_"}}}},
 		// Words are looked up by stem, prefixes as written.
 		{"deploy -legacy -old*", search.Retrieval{AnyOf: []string{"deploy"}, NoneOf: []string{"legac", "old*"}}},
 		{"recovering* deleted notes", search.Retrieval{AnyOf: []string{"recovering*", "delet", "not_"}}},
-		// The engine cannot tell an excluded phrase from its words apart.
-		{`deploy -"error budget"`, search.Retrieval{AnyOf: []string{"deploy"}}},
+		{`deploy -"error budget"`, search.Retrieval{AnyOf: []string{"deploy"}, NoPhrases: [][]string{{"error", "budget"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.q, func(t *testing.T) {
@@ -254,7 +253,7 @@ func FuzzParseQuery(f *testing.F) {
 			t.Fatalf("ParseQuery(%q) = %+v: only excluded terms", s, q)
 		}
 		r := q.Retrieval()
-		if len(r.AllOf)+len(r.AnyOf) == 0 {
+		if len(r.AllOf)+len(r.AnyOf)+len(r.Phrases) == 0 {
 			t.Fatalf("Retrieval of %q = %+v: every page would be a candidate", s, r)
 		}
 	})
