@@ -379,3 +379,41 @@ func TestPhrasesAndPrefixesFindWhatMatchAccepts(t *testing.T) {
 		})
 	}
 }
+
+// Past maxVerified unsure pages, a prefix's total is estimated from those
+// read, says so, and stays between the pages sure to match and every
+// candidate; the hits themselves are still each matched.
+func TestPrefixTotalPastTheVerifiedPagesIsEstimated(t *testing.T) {
+	defer func(n int) { maxVerified = n }(maxVerified)
+	maxVerified = 4
+	ctx := context.Background()
+	db := storetest.MustOpen(t, store.SQLite, nil)
+	a := identitytest.Agent(t, identitytest.New(t, db), "t", "")
+	ctx = atrium.NewContextWithActor(ctx, a)
+	svc := New(db, nil)
+	// "sessions" begins with "sessi", "sess" does not; both have the stem
+	// "sess", so every page is unsure for "sessi*".
+	for i := range 30 {
+		word := "sessions"
+		if i%3 == 0 {
+			word = "sess"
+		}
+		if _, err := svc.WritePage(ctx, WriteRequest{Path: fmt.Sprintf("P%02d.md", i), Content: "# Page\n\n" + word + " here\n"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := svc.Search(ctx, SearchRequest{Query: "sessi*", Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) != 20 {
+		t.Errorf("%d hits, want the 20 pages with %q", len(res.Hits), "sessions")
+	}
+	if res.Total < 0 || res.Total > 30 || !strings.Contains(res.Note, "the total is estimated") {
+		t.Errorf("total %d, note %q: want an estimate between 0 and 30, said", res.Total, res.Note)
+	}
+	maxVerified = 1000
+	if res, err = svc.Search(ctx, SearchRequest{Query: "sessi*", Limit: 50}); err != nil || res.Total != 20 || strings.Contains(res.Note, "estimated") {
+		t.Errorf("with every unsure page read: total %d, note %q, err %v; want 20 exactly", res.Total, res.Note, err)
+	}
+}
