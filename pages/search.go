@@ -549,7 +549,7 @@ func (rk *ranking) rankByTerm(ctx context.Context, words []search.Term, f store.
 		rest += lists[i].max
 	}
 	slices.SortStableFunc(lists, func(x, y list) int { return cmp.Compare(y.max, x.max) })
-	noneOf := rk.q.Retrieval().NoneOf
+	rt := rk.q.Retrieval()
 	// cands are the pages of the lists read, in ID order (lists come in ID
 	// order, so adding one is a merge), each with the MaxScores of the read
 	// lists holding it.
@@ -570,7 +570,7 @@ func (rk *ranking) rankByTerm(ctx context.Context, words []search.Term, f store.
 	read := 0
 	readNext := func() error {
 		l := lists[read]
-		ids, unsure, err := candidates(ctx, rk.tx, rk.ws, candidateMatch{AllOf: []string{token(l.term)}, NoneOf: noneOf}, f, 0)
+		ids, unsure, err := candidates(ctx, rk.tx, rk.ws, candidateMatch{AllOf: []string{token(l.term)}, NoneOf: rt.NoneOf, NoPhrases: rt.NoPhrases}, f, 0)
 		if err != nil {
 			return err
 		}
@@ -707,7 +707,7 @@ func (rk *ranking) rankByTerm(ctx context.Context, words []search.Term, f store.
 			anyOf[i] = token(w)
 		}
 		var err error
-		if ids, unsure, err = candidates(ctx, rk.tx, rk.ws, candidateMatch{AnyOf: anyOf, NoneOf: noneOf}, f, 0); err != nil {
+		if ids, unsure, err = candidates(ctx, rk.tx, rk.ws, candidateMatch{AnyOf: anyOf, NoneOf: rt.NoneOf, NoPhrases: rt.NoPhrases}, f, 0); err != nil {
 			return err
 		}
 	}
@@ -838,9 +838,9 @@ func onlyOptionalWords(q search.Query) ([]search.Term, bool) {
 	var words []search.Term
 	for _, t := range q.Terms {
 		switch {
-		case len(t.Phrase) > 0, t.Required:
+		case len(t.Phrase) > 0 && !t.Excluded, t.Required:
 			return nil, false
-		case t.Excluded:
+		case t.Excluded: // a phrase too: the lists' positions tell its pages
 		default:
 			words = append(words, t)
 		}

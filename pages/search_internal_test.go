@@ -46,7 +46,9 @@ func TestRankByTermEqualsRankAll(t *testing.T) {
 		"what is our plan for the storage migration and the release review with the team budget",
 		"notes on the planned release -not", "noting pages",
 		// Required words rank from the postings index too.
-		"+storage migration review", "+plan +review the team", "+" + vaultgen.Marker(100) + " storage -plan"} {
+		"+storage migration review", "+plan +review the team", "+" + vaultgen.Marker(100) + " storage -plan",
+		// An excluded phrase takes its pages out by the lists' positions.
+		`storage review -"the plan"`, `arch* -"storage migration"`} {
 		for _, c := range []struct {
 			k, cheapDF int
 			f          store.CandidateFilter
