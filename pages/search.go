@@ -458,9 +458,9 @@ func (rk *ranking) score(ctx context.Context, ids []int64, top *topK) (int, erro
 	return matched, nil
 }
 
-// matching counts the pages of ids that match the query.
-// Past maxVerified pages it reads that many, evenly spread, and estimates
-// the rest in proportion (estimated).
+// matching counts the pages of ids that match the query. Past maxVerified
+// pages it reads that many, evenly spread, and estimates the rest in
+// proportion (estimated).
 func (rk *ranking) matching(ctx context.Context, ids []int64) (n int, estimated bool, err error) {
 	read := ids
 	if len(ids) > maxVerified {
@@ -489,8 +489,8 @@ func (rk *ranking) matching(ctx context.Context, ids []int64) (n int, estimated 
 // maxVerified is how many unsure pages (see candidateMatch) a search reads
 // to count its matches: a prefix that runs past a common word's stem
 // ("sessi*" for "session", whose stem is "sess") makes every page of the
-// stem's list unsure, and reading 23,000 of them took 2.3 s. (A variable
-// for tests.)
+// stem's list unsure: at 100k generated pages, reading all 39,727 took
+// 2.5 s, and 1000 of them 60 ms. (A variable for tests.)
 var maxVerified = 1000
 
 // match scores one page.
