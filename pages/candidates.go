@@ -130,6 +130,14 @@ func candidates(ctx context.Context, tx *store.Tx, ws int64, m candidateMatch, f
 // its unsure pages too, as the full-text engines counted a page holding a
 // stem the prefix begins.
 func docFreq(ctx context.Context, tx *store.Tx, ws int64, token string) (int, error) {
+	if !strings.HasSuffix(token, "*") {
+		// A stem's list counts its pages: no need to read them.
+		lists, err := tx.PostingLists(ctx, ws, []string{token})
+		if err != nil {
+			return 0, err
+		}
+		return lists[0].Pages, nil
+	}
 	set, _, err := tokenPages(ctx, tx, ws, token, false)
 	return len(set), err
 }

@@ -566,7 +566,10 @@ func (rk *ranking) rankByTerm(ctx context.Context, words []search.Term, f store.
 		reach += l.df
 	}
 	cands := make([]cand, 0, min(reach, rk.stats.Docs))
-	var sure [][]int64 // the pages of each list read that surely match
+	// The pages of each list read that surely match, and whether any list
+	// held pages that may not (a prefix's, see candidateMatch).
+	var sure [][]int64
+	doubted := false
 	read := 0
 	readNext := func() error {
 		l := lists[read]
@@ -574,7 +577,12 @@ func (rk *ranking) rankByTerm(ctx context.Context, words []search.Term, f store.
 		if err != nil {
 			return err
 		}
-		sure = append(sure, subtract(ids, unsure))
+		if len(unsure) > 0 {
+			doubted = true
+			sure = append(sure, subtract(ids, unsure))
+		} else {
+			sure = append(sure, ids)
+		}
 		// Count the new pages, make room at the end, and merge from the back.
 		fresh, i := 0, 0
 		for _, id := range ids {
@@ -700,7 +708,9 @@ func (rk *ranking) rankByTerm(ctx context.Context, words []search.Term, f store.
 		for i, c := range cands {
 			ids[i] = c.id
 		}
-		unsure = subtract(ids, union(sure))
+		if doubted {
+			unsure = subtract(ids, union(sure))
+		}
 	} else {
 		anyOf := make([]string, len(words))
 		for i, w := range words {

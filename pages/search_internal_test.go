@@ -185,6 +185,9 @@ func testPostingsUnderConcurrentWriters(t *testing.T, pending int) {
 			t.Fatal(err)
 		}
 		checkPostingsRank(t, ctx, db, "after the writers", []int{1, 5, 100}, "plan review", "storage migration team budget release alpha", "+notes beta -plan", "alpha")
+		// Phrases and prefixes, whose pages the lists' positions and the
+		// workspace's words find.
+		checkMatchesEveryPage(t, ctx, db, "after the writers", `"plan review"`, "stor* -"+`"team budget"`, "+alph* releas*", "migrat* bet*", `-"notes beta" revie*`)
 	})
 }
 
@@ -310,70 +313,12 @@ func TestPhrasesAndPrefixesFindWhatMatchAccepts(t *testing.T) {
 				write("Tagged.md", "---\ntags: [running]\naccess: public\n---\nnothing else\n")
 				queries := []string{"runn*", "run*", "happ*", "happi*", "runn* -happy", "run -runn*", `"happy run"`, `"happy path" runn*`,
 					`-"happy run" run*`, "+runn* happ*", "ru* ha*", "zz*", `"run the"`}
-				check := func(stage string) {
-					t.Helper()
-					for _, member := range []bool{true, false} {
-						f := store.CandidateFilter{IncludePrivate: member}
-						for _, query := range queries {
-							q, err := search.ParseQuery(query)
-							if err != nil {
-								t.Fatal(err)
-							}
-							var got, want []string
-							err = db.View(ctx, func(tx *store.Tx) error {
-								rk, err := newRanking(ctx, tx, ws, q, &dfCache{})
-								if err != nil {
-									return err
-								}
-								top := newTopK(100)
-								var res SearchResult
-								if words, ok := onlyOptionalWords(q); ok {
-									err = rk.rankByTerm(ctx, words, f, top, &res)
-								} else {
-									err = rk.rankAll(ctx, f, top, &res)
-								}
-								if err != nil {
-									return err
-								}
-								for _, h := range top.sorted() {
-									got = append(got, h.key)
-								}
-								if res.Total != len(got) {
-									t.Errorf("%s: %q (member %v): total %d for %d hits", stage, query, member, res.Total, len(got))
-								}
-								// Every page read and matched, as if there were no index.
-								all, err := tx.FilterPages(ctx, ws, f)
-								if err != nil {
-									return err
-								}
-								docs, err := tx.SearchDocs(ctx, all)
-								if err != nil {
-									return err
-								}
-								for _, d := range docs {
-									if _, ok := rk.match(d); ok {
-										want = append(want, store.PathKey(d.Path))
-									}
-								}
-								return nil
-							})
-							if err != nil {
-								t.Fatal(err)
-							}
-							slices.Sort(got)
-							slices.Sort(want)
-							if diff := cmp.Diff(want, got); diff != "" {
-								t.Errorf("%s: %q (member %v) (-Match on every page +search):\n%s", stage, query, member, diff)
-							}
-						}
-					}
-				}
-				check("written")
+				checkMatchesEveryPage(t, ctx, db, "written", queries...)
 				write("Running.md", "---\naccess: public\n---\n# Notes\n\nWe ran; the runners were happier.\n")
 				if _, err := svc.DeletePage(ctx, "Happiness.md"); err != nil {
 					t.Fatal(err)
 				}
-				check("rewritten and deleted")
+				checkMatchesEveryPage(t, ctx, db, "rewritten and deleted", queries...)
 				if err := db.View(ctx, func(tx *store.Tx) error { return tx.CheckPostings(ctx, ws) }); err != nil {
 					t.Fatal(err)
 				}
@@ -417,5 +362,69 @@ func TestPrefixTotalPastTheVerifiedPagesIsEstimated(t *testing.T) {
 	maxVerified = 1000
 	if res, err = svc.Search(ctx, SearchRequest{Query: "sessi*", Limit: 50}); err != nil || res.Total != 20 || strings.Contains(res.Note, "estimated") {
 		t.Errorf("with every unsure page read: total %d, note %q, err %v; want 20 exactly", res.Total, res.Note, err)
+	}
+}
+
+// checkMatchesEveryPage fails t unless each query, ranked as the service
+// ranks a query it cannot rank from the lists alone, finds exactly the
+// pages that Match accepts when it reads every page of the workspace, and
+// counts them so, for members and for others.
+func checkMatchesEveryPage(t *testing.T, ctx context.Context, db *store.DB, stage string, queries ...string) {
+	t.Helper()
+	ws := atrium.ActorFromContext(ctx).Workspace.ID
+	for _, member := range []bool{true, false} {
+		f := store.CandidateFilter{IncludePrivate: member}
+		for _, query := range queries {
+			q, err := search.ParseQuery(query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, want []string
+			err = db.View(ctx, func(tx *store.Tx) error {
+				rk, err := newRanking(ctx, tx, ws, q, &dfCache{})
+				if err != nil {
+					return err
+				}
+				top := newTopK(1000)
+				var res SearchResult
+				if words, ok := onlyOptionalWords(q); ok {
+					err = rk.rankByTerm(ctx, words, f, top, &res)
+				} else {
+					err = rk.rankAll(ctx, f, top, &res)
+				}
+				if err != nil {
+					return err
+				}
+				for _, h := range top.sorted() {
+					got = append(got, h.key)
+				}
+				if res.Total != len(got) {
+					t.Errorf("%s: %q (member %v): total %d for %d hits", stage, query, member, res.Total, len(got))
+				}
+				// Every page read and matched, as if there were no index.
+				all, err := tx.FilterPages(ctx, ws, f)
+				if err != nil {
+					return err
+				}
+				docs, err := tx.SearchDocs(ctx, all)
+				if err != nil {
+					return err
+				}
+				for _, d := range docs {
+					if _, ok := rk.match(d); ok {
+						want = append(want, store.PathKey(d.Path))
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s: %q (member %v) (-Match on every page +search):\n%s", stage, query, member, diff)
+			}
+		}
 	}
 }
