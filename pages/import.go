@@ -93,6 +93,7 @@ func (s *Service) Import(ctx context.Context, files iter.Seq[File], opts ImportO
 				}
 				if it.err == nil {
 					it.idx = it.pc.index(it.path)
+					it.idx.Packed = s.db.PackText(f.Content)
 					// What the batch keeps until it commits: the parsed
 					// document is no longer needed, and is most of a page's
 					// memory.

@@ -203,6 +203,10 @@ func (s *Service) WritePage(ctx context.Context, r WriteRequest) (WriteResult, e
 	if err != nil {
 		return WriteResult{}, err
 	}
+	// Derived before the transaction, so that other writers do not wait
+	// on it; for content that turns out unchanged it was done in vain.
+	idx := pc.index(path)
+	idx.Packed = s.db.PackText(r.Content)
 	var res WriteResult
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		cur, err := tx.PageByPath(ctx, a.Workspace.ID, path)
@@ -216,7 +220,7 @@ func (s *Service) WritePage(ctx context.Context, r WriteRequest) (WriteResult, e
 			}
 			res.Page, res.Created, res.Changed = atrium.Page{WorkspaceID: a.Workspace.ID, Path: path}, true, true
 			pc.apply(&res.Page, r.Content)
-			if err := tx.InsertPage(ctx, &res.Page, pc.index(path), a.Principal.ID); err != nil {
+			if err := tx.InsertPage(ctx, &res.Page, idx, a.Principal.ID); err != nil {
 				return err
 			}
 			return s.emit(ctx, tx, a, EventPageCreated, res.Page, "")
@@ -233,7 +237,7 @@ func (s *Service) WritePage(ctx context.Context, r WriteRequest) (WriteResult, e
 		res.Changed = true
 		res.Page.Path = path
 		pc.apply(&res.Page, r.Content)
-		if err := tx.UpdatePage(ctx, &res.Page, pc.index(path), a.Principal.ID); err != nil {
+		if err := tx.UpdatePage(ctx, &res.Page, idx, a.Principal.ID); err != nil {
 			return err
 		}
 		return s.emit(ctx, tx, a, EventPageUpdated, res.Page, "")

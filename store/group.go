@@ -184,7 +184,7 @@ func (db *DB) runSaved(tx *Tx, w *write) (err, broken error) {
 	if _, err := tx.tx.ExecContext(context.Background(), "SAVEPOINT atrium_call"); err != nil {
 		return nil, fmt.Errorf("savepoint: %w", err)
 	}
-	tx.now, tx.events, tx.pending = db.now(), nil, nil
+	tx.now, tx.events, tx.pending, tx.words = db.now(), nil, nil, nil
 	err = func() (err error) {
 		defer func() {
 			if p := recover(); p != nil {

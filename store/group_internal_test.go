@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -16,24 +17,7 @@ import (
 // or not at all, and the others' writes stay.
 func TestGivingUpMidStatementKeepsTheGroupsWrites(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "a.db"), &Options{Conns: 1, EventPoll: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var groups []int
-	db.group.onGroup = func(size int) { groups = append(groups, size) } // the leader alone calls it
-
-	hold, held := make(chan struct{}), make(chan struct{})
-	first := make(chan error, 1)
-	go func() {
-		first <- db.Update(ctx, func(tx *Tx) error {
-			close(held)
-			<-hold
-			return tx.SetMeta(ctx, "group.first", "1")
-		})
-	}()
-	<-held
+	db, groups, release := heldLeader(t, func(tx *Tx) error { return tx.SetMeta(ctx, "group.first", "1") })
 	const n = 6
 	slow, giveUp := context.WithCancel(ctx)
 	defer giveUp()
@@ -69,15 +53,12 @@ func TestGivingUpMidStatementKeepsTheGroupsWrites(t *testing.T) {
 			t.Fatalf("%d of %d writes queued behind the first", db.group.queued(), n)
 		}
 	}
-	close(hold)
+	release()
 	wg.Wait()
-	if err := <-first; err != nil {
-		t.Fatal(err)
-	}
 	// What the test is for: the call gave up in the middle of its statement,
 	// in a commit it shared.
-	if len(groups) != 1 || groups[0] != n {
-		t.Fatalf("shared commits of %v calls, want one of %d", groups, n)
+	if len(*groups) != 1 || (*groups)[0] != n {
+		t.Fatalf("shared commits of %v calls, want one of %d", *groups, n)
 	}
 	if !midStatement {
 		t.Fatal("the call did not give up while its statement ran (it ended in under 5 ms?): the path under test did not run")
@@ -108,5 +89,87 @@ func TestGivingUpMidStatementKeepsTheGroupsWrites(t *testing.T) {
 	}
 	if errs[3] != nil && !errors.Is(errs[3], context.Canceled) {
 		t.Logf("the call given up returned %v", errs[3])
+	}
+}
+
+// addWords sends a word once per call, not once per transaction: a call that
+// rolls back to its savepoint takes its words with it, and the next call of
+// the same commit must add them again.
+func TestWordsOfACallRolledBackAreAddedByTheNext(t *testing.T) {
+	ctx := context.Background()
+	db, groups, release := heldLeader(t, func(*Tx) error { return nil })
+	words := []SearchWord{{"running", "run"}, {"happily", "happili"}}
+	failed := errors.New("the first call fails after adding its words")
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() {
+			errs[i] = db.Update(ctx, func(tx *Tx) error {
+				if err := tx.addWords(ctx, 1, words); err != nil {
+					return err
+				}
+				if err := tx.addWords(ctx, 1, words); err != nil { // sent again: nothing to send
+					return err
+				}
+				if i == 0 {
+					return failed
+				}
+				return nil
+			})
+		})
+		// In this order: the failing call first.
+		for deadline := time.Now().Add(30 * time.Second); db.group.queued() < i+1; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("call %d never queued", i)
+			}
+		}
+	}
+	release()
+	wg.Wait()
+	if len(*groups) != 1 || (*groups)[0] != 2 {
+		t.Fatalf("shared commits of %v calls, want one of 2: the path under test did not run", *groups)
+	}
+	if !errors.Is(errs[0], failed) || errs[1] != nil {
+		t.Fatalf("the calls returned %v", errs)
+	}
+	var got []string
+	if err := db.View(ctx, func(tx *Tx) (err error) {
+		got, err = queryAll(ctx, tx, scanString, "SELECT word || '>' || stem FROM search_words WHERE workspace_id = 1 ORDER BY word")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"happily>happili", "running>run"}; !slices.Equal(got, want) {
+		t.Fatalf("search_words after the commit: %q, want %q", got, want)
+	}
+}
+
+// heldLeader opens a store whose first write, first, waits inside its
+// transaction until release: the writes queued meanwhile share the next
+// commit. groups records the size of each shared commit after that.
+func heldLeader(t *testing.T, first func(*Tx) error) (db *DB, groups *[]int, release func()) {
+	t.Helper()
+	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "a.db"), &Options{Conns: 1, EventPoll: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	groups = new([]int)
+	db.group.onGroup = func(size int) { *groups = append(*groups, size) } // the leader alone calls it
+	hold, held := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- db.Update(context.Background(), func(tx *Tx) error {
+			close(held)
+			<-hold
+			return first(tx)
+		})
+	}()
+	<-held
+	return db, groups, func() {
+		close(hold)
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -26,6 +26,28 @@ const (
 	packMin = 256
 )
 
+// PackedText is a page's text as its row holds it, packed before the
+// transaction that writes it (DB.PackText): packing is a write's
+// largest piece of work that needs no database, and done outside, it does
+// not keep other writers waiting (an import's writer spent a twelfth of its
+// time on it).
+type PackedText struct {
+	text string
+	v    any
+}
+
+// PackText packs s as a page's text is written on db's engine.
+func (db *DB) PackText(s string) PackedText { return PackedText{s, packText(db.engine, s)} }
+
+// packedText is what is written for a page's content: pre when it was packed
+// from that very content.
+func (tx *Tx) packedText(pre PackedText, content string) any {
+	if pre.v != nil && pre.text == content {
+		return pre.v
+	}
+	return packText(tx.db.engine, content)
+}
+
 // packText is how s is written to a column of page text on engine.
 func packText(engine Engine, s string) any {
 	if engine != SQLite || len(s) < packMin {

@@ -25,6 +25,9 @@ type PageIndex struct {
 	// the rest of the frontmatter), which ranking from text reads.
 	Texts []string
 	Links []atrium.PageLink // links written in the page
+	// Packed is the page's text packed ahead (DB.PackText); when it is
+	// not of the text written, the transaction packs that.
+	Packed PackedText
 }
 
 // PathKey is the case-insensitive form of a path that uniqueness and lookups use.
@@ -150,7 +153,7 @@ func (tx *Tx) InsertPage(ctx context.Context, p *atrium.Page, idx PageIndex, act
 		return err
 	}
 	args := []any{p.UID, p.WorkspaceID, p.Path, key, parentKey(key), p.Title, strings.ToLower(p.Title), StemKey(p.Path), p.Icon, string(tags), string(p.Access),
-		packText(tx.db.engine, p.Content), idx.Headings, string(texts), p.ContentHash, p.Revision}
+		tx.packedText(idx.Packed, p.Content), idx.Headings, string(texts), p.ContentHash, p.Revision}
 	args = append(args, lenArgs(idx.Lens, 1)...)
 	args = append(args, nullID(actor), micros(tx.now), nullID(actor), micros(tx.now))
 	err = tx.queryRow(ctx, `INSERT INTO pages (uid, workspace_id, path, path_key, parent_key, title, title_key, stem_key, icon, tags, access,
@@ -221,7 +224,7 @@ func (tx *Tx) UpdatePage(ctx context.Context, p *atrium.Page, idx PageIndex, act
 		return err
 	}
 	args := []any{p.Path, key, parentKey(key), p.Title, strings.ToLower(p.Title), StemKey(p.Path), p.Icon, string(tags), string(p.Access),
-		packText(tx.db.engine, p.Content), idx.Headings, string(texts), p.ContentHash, p.Revision}
+		tx.packedText(idx.Packed, p.Content), idx.Headings, string(texts), p.ContentHash, p.Revision}
 	args = append(args, lenArgs(idx.Lens, 1)...)
 	args = append(args, nullID(actor), micros(tx.now))
 	upd, err := tx.exec(ctx, `UPDATE pages SET path = ?, path_key = ?, parent_key = ?, title = ?, title_key = ?, stem_key = ?, icon = ?, tags = ?, access = ?,
@@ -414,8 +417,24 @@ const wordsAtOnce = 200
 // addWords adds words to the workspace's search_words. A word stays when no
 // page holds it any more: a prefix then reads one list more than it needs,
 // never less. (A rebuild starts the words over.)
+//
+// The words a call has added already are not sent again: the few hundred
+// such words of a vault come back on most of its pages, and an import's
+// batch of thousands of pages would otherwise insert each again and again
+// (a tenth of its writer's time).
 func (tx *Tx) addWords(ctx context.Context, ws int64, words []SearchWord) error {
-	for chunk := range slices.Chunk(words, wordsAtOnce) {
+	if tx.words == nil {
+		tx.words = map[wordKey]bool{}
+	}
+	fresh := make([]SearchWord, 0, len(words))
+	for _, w := range words {
+		k := wordKey{ws, w.Word}
+		if !tx.words[k] {
+			tx.words[k] = true
+			fresh = append(fresh, w)
+		}
+	}
+	for chunk := range slices.Chunk(fresh, wordsAtOnce) {
 		args := make([]any, 0, 3*len(chunk))
 		for _, w := range chunk {
 			args = append(args, ws, w.Word, w.Stem)
@@ -426,6 +445,12 @@ func (tx *Tx) addWords(ctx context.Context, ws int64, words []SearchWord) error 
 		}
 	}
 	return nil
+}
+
+// A wordKey names a word of search_words.
+type wordKey struct {
+	ws   int64
+	word string
 }
 
 // addFolders adds delta to the page counts of every folder above path,

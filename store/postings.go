@@ -174,6 +174,7 @@ func (tx *Tx) ClearPostings(ctx context.Context) error {
 			return err
 		}
 	}
+	tx.words = nil // they are gone: a page indexed again adds its own
 	return nil
 }
 

@@ -378,6 +378,8 @@ type Tx struct {
 	// pending: the pages whose postings the transaction changed, written
 	// at commit (see flushPostings).
 	pending map[int64]*pendingPage
+	// words: the search words this call has added (see addWords).
+	words map[wordKey]bool
 	// shared: the transaction is a shared commit's (see commitGroup), so a
 	// statement must not stop when its caller gives up. SQLite answers a
 	// statement interrupted inside a transaction by rolling back the whole
