@@ -113,7 +113,12 @@ func TestBrowserLiveUpdatesKeepTheFocus(t *testing.T) {
 			b := newBrowserSized(t, size[0], size[1])
 			b.signIn(srv, "/pages/Ops.md", "#reply-"+ids[0])
 			area := "#reply-" + ids[0] + " textarea"
-			b.do("type a reply", chromedp.Click(chromedp.CSS(area)), chromedp.SendKeys(chromedp.CSS(area), "Half a tho"),
+			// Focused by script and typed into the focused field: a live
+			// update right after the page loads may replace the field
+			// before it has the focus, between finding a node and
+			// clicking it ("Could not find node with given id").
+			b.still()
+			b.do("type a reply", byScript(area, `n.focus()`), chromedp.KeyEvent("Half a tho"), holds(area, "Half a tho"),
 				chromedp.Evaluate[chromedp.Void](`document.querySelector(`+fmt.Sprintf("%q", area)+`).setSelectionRange(4, 4)`))
 			for i, id := range []string{ids[1], ids[0]} {
 				text := fmt.Sprintf("The agent's reply %d.", i)

@@ -147,24 +147,40 @@ func docFreq(ctx context.Context, tx *store.Tx, ws int64, token string) (int, er
 // publicOnly.
 func tokenPages(ctx context.Context, tx *store.Tx, ws int64, token string, publicOnly bool) (pages, unsure []int64, err error) {
 	stems := []string{token}
-	var doubt map[string]bool // the stems with a word the prefix does not begin
+	var doubt map[string]bool
 	if p, ok := strings.CutSuffix(token, "*"); ok {
-		if stems, err = tx.PrefixStems(ctx, ws, p); err != nil {
+		if stems, doubt, err = prefixStems(ctx, tx, ws, p); err != nil {
 			return nil, nil, err
-		}
-		words, err := tx.StemWords(ctx, ws, stems)
-		if err != nil {
-			return nil, nil, err
-		}
-		doubt = map[string]bool{}
-		for _, s := range stems {
-			// The stem may be a word of its own.
-			doubt[s] = !strings.HasPrefix(s, p)
-		}
-		for _, w := range words {
-			doubt[w.Stem] = doubt[w.Stem] || !strings.HasPrefix(w.Word, p)
 		}
 	}
+	return stemPages(ctx, tx, ws, stems, doubt, publicOnly)
+}
+
+// prefixStems returns the stems of the lists prefix p reads (see
+// candidateMatch), and which of them have a word that p does not begin.
+func prefixStems(ctx context.Context, tx *store.Tx, ws int64, p string) (stems []string, doubt map[string]bool, err error) {
+	if stems, err = tx.PrefixStems(ctx, ws, p); err != nil {
+		return nil, nil, err
+	}
+	words, err := tx.StemWords(ctx, ws, stems)
+	if err != nil {
+		return nil, nil, err
+	}
+	doubt = map[string]bool{}
+	for _, s := range stems {
+		// The stem may be a word of its own.
+		doubt[s] = !strings.HasPrefix(s, p)
+	}
+	for _, w := range words {
+		doubt[w.Stem] = doubt[w.Stem] || !strings.HasPrefix(w.Word, p)
+	}
+	return stems, doubt, nil
+}
+
+// stemPages returns the pages of the lists of stems, and those of them that
+// only lists of doubtful stems hold (unsure), each in ID order; only public
+// ones when publicOnly.
+func stemPages(ctx context.Context, tx *store.Tx, ws int64, stems []string, doubt map[string]bool, publicOnly bool) (pages, unsure []int64, err error) {
 	var sets, sure [][]int64
 	for chunk := range slices.Chunk(stems, stemsAtOnce) {
 		lists, err := tx.PostingLists(ctx, ws, chunk)

@@ -178,7 +178,18 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, er
 			if !slices.ContainsFunc(q.Terms, func(t search.Term) bool { return t.Forms != nil }) {
 				synPage = 0 // not widened: the page is a page like any
 			}
-			scoring, err = rankPostings(ctx, tx, a.Workspace.ID, q, synPage, filter, top, &res)
+			scoring, err = rankPostings(ctx, tx, a.Workspace.ID, q, nil, synPage, filter, top, &res)
+			return err
+		}
+		// Prefixes whose lists hold just the words they begin rank from
+		// the lists too, without reading a page. (Synonyms widen
+		// questions of words alone, as before prefixes ranked so.)
+		prefixes, ok, err := prefixesFromLists(ctx, tx, a.Workspace.ID, q, &s.dfs)
+		if err != nil {
+			return err
+		}
+		if ok {
+			scoring, err = rankPostings(ctx, tx, a.Workspace.ID, q, prefixes, 0, filter, top, &res)
 			return err
 		}
 		rk, err := newRanking(ctx, tx, a.Workspace.ID, q, &s.dfs)
@@ -732,15 +743,24 @@ func (rk *ranking) rankByTerm(ctx context.Context, words []search.Term, f store.
 // rankPostings ranks a query of words from their postings lists
 // (search.RankPostings): exact, and without reading a page. Page skip (0:
 // none) is no result. It returns what scored the hits.
-func rankPostings(ctx context.Context, tx *store.Tx, ws int64, q search.Query, skip int64, f store.CandidateFilter, top *topK, res *SearchResult) (scorer, error) {
+//
+// A prefix term reads the lists prefixes gives it (see prefixesFromLists), as
+// one word whose occurrences are theirs.
+func rankPostings(ctx context.Context, tx *store.Tx, ws int64, q search.Query, prefixes map[int]prefixLists, skip int64, f store.CandidateFilter, top *topK, res *SearchResult) (scorer, error) {
 	st, err := tx.SearchStats(ctx, ws)
 	if err != nil {
 		return scorer{}, err
 	}
 	stats := corpusStats(st)
+	termStems := func(i int) []string {
+		if l, ok := prefixes[i]; ok {
+			return l.stems
+		}
+		return q.Terms[i].ListStems()
+	}
 	var stems []string
-	for _, t := range q.Terms {
-		stems = append(stems, t.ListStems()...)
+	for i := range q.Terms {
+		stems = append(stems, termStems(i)...)
 	}
 	lists, err := tx.PostingLists(ctx, ws, stems)
 	if err != nil {
@@ -750,16 +770,24 @@ func rankPostings(ctx context.Context, tx *store.Tx, ws int64, q search.Query, s
 	df := map[string]int{}
 	rest := lists
 	for i, t := range q.Terms {
-		n := len(t.ListStems())
+		n := len(termStems(i))
 		cursors, dfs := make([]search.Cursor, n), make([]int, n)
 		for j, l := range rest[:n] {
 			cursors[j], dfs[j] = l, l.Pages
 		}
 		rest = rest[n:]
-		p.Lists[i], p.DF[i] = search.TermCursor(t, cursors, dfs)
-		df[t.Text] = p.DF[i]
+		if l, ok := prefixes[i]; ok {
+			forms := make([][]search.Cursor, n)
+			for j := range cursors {
+				forms[j] = cursors[j : j+1]
+			}
+			p.Lists[i], p.DF[i] = search.Union(forms), l.df
+		} else {
+			p.Lists[i], p.DF[i] = search.TermCursor(t, cursors, dfs)
+		}
+		df[token(t)] = p.DF[i]
 	}
-	sc := scorer{stats, func(t search.Term) int { return df[t.Text] }}
+	sc := scorer{stats, func(t search.Term) int { return df[token(t)] }}
 	var allowed []int64 // nil: every page the access rule keeps
 	if f.Prefix != "" || len(f.Tags) > 0 {
 		if allowed, err = tx.FilterPages(ctx, ws, f); err != nil {

@@ -35,7 +35,7 @@ func TestRankByTermEqualsRankAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	unread, postings := 0, 0
+	unread, postings, prefixed := 0, 0, 0
 	for _, query := range []string{"storage migration review plan", "fortress moat", "arch* kubernetes", "note -design", vaultgen.Marker(100) + " database",
 		// Rare words beside common ones: ranking settles without the
 		// common words' lists, and counts the matches instead.
@@ -48,7 +48,11 @@ func TestRankByTermEqualsRankAll(t *testing.T) {
 		// Required words rank from the postings index too.
 		"+storage migration review", "+plan +review the team", "+" + vaultgen.Marker(100) + " storage -plan",
 		// An excluded phrase takes its pages out by the lists' positions.
-		`storage review -"the plan"`, `arch* -"storage migration"`} {
+		`storage review -"the plan"`, `arch* -"storage migration"`,
+		// Prefixes rank from the lists when those hold just the words they
+		// begin; when they do not, or overlap another word, by reading.
+		"stor* migration", "+stor* review plan", "migr* +plan", "revi* -stor*", "relea* review*", "plan* plan", "stor* stora*",
+		"not* release", "+budg* -" + vaultgen.Marker(100), "zzzz* plan"} {
 		for _, c := range []struct {
 			k, cheapDF int
 			f          store.CandidateFilter
@@ -68,6 +72,7 @@ func TestRankByTermEqualsRankAll(t *testing.T) {
 			words, optional := onlyOptionalWords(q)
 			var byTerm, all, fromPostings []hit
 			var totalByTerm, totalAll, totalPostings SearchResult
+			fromLists := false
 			err = db.View(ctx, func(tx *store.Tx) error {
 				rk, err := newRanking(ctx, tx, a.Workspace.ID, q, &dfCache{})
 				if err != nil {
@@ -86,13 +91,20 @@ func TestRankByTermEqualsRankAll(t *testing.T) {
 				}
 				byTerm, all = t1.sorted(), t2.sorted()
 				unread += rk.unread
-				if search.RanksFromPostings(q) {
+				prefixes, withPrefixes, err := prefixesFromLists(ctx, tx, a.Workspace.ID, q, &dfCache{})
+				if err != nil {
+					return err
+				}
+				if fromLists = search.RanksFromPostings(q) || withPrefixes; fromLists {
 					t3 := newTopK(k)
-					if _, err := rankPostings(ctx, tx, a.Workspace.ID, q, 0, f, t3, &totalPostings); err != nil {
+					if _, err := rankPostings(ctx, tx, a.Workspace.ID, q, prefixes, 0, f, t3, &totalPostings); err != nil {
 						return err
 					}
 					fromPostings = t3.sorted()
 					postings++
+					if withPrefixes {
+						prefixed++
+					}
 				}
 				return nil
 			})
@@ -102,13 +114,13 @@ func TestRankByTermEqualsRankAll(t *testing.T) {
 			if diff := cmp.Diff(all, byTerm, cmp.AllowUnexported(hit{})); optional && (diff != "" || totalAll.Total != totalByTerm.Total) {
 				t.Errorf("%q top %d (cheap lists up to %d): totals %d vs %d; (-all +byTerm):\n%s", query, k, c.cheapDF, totalAll.Total, totalByTerm.Total, diff)
 			}
-			if diff := cmp.Diff(all, fromPostings, cmp.AllowUnexported(hit{})); search.RanksFromPostings(q) && (diff != "" || totalAll.Total != totalPostings.Total) {
+			if diff := cmp.Diff(all, fromPostings, cmp.AllowUnexported(hit{})); fromLists && (diff != "" || totalAll.Total != totalPostings.Total) {
 				t.Errorf("%q top %d from postings: totals %d vs %d; (-all +postings):\n%s", query, k, totalAll.Total, totalPostings.Total, diff)
 			}
 		}
 	}
-	if postings == 0 {
-		t.Error("no query ranked from the postings index")
+	if postings == 0 || prefixed == 0 {
+		t.Errorf("%d queries ranked from the postings index, %d of them with prefixes: the test misses a path", postings, prefixed)
 	}
 	if unread == 0 {
 		t.Error("no query settled its top without reading every list: the test misses that path")
@@ -184,7 +196,9 @@ func testPostingsUnderConcurrentWriters(t *testing.T, pending int) {
 		for err := range errs {
 			t.Fatal(err)
 		}
-		checkPostingsRank(t, ctx, db, "after the writers", []int{1, 5, 100}, "plan review", "storage migration team budget release alpha", "+notes beta -plan", "alpha")
+		checkPostingsRank(t, ctx, db, "after the writers", []int{1, 5, 100}, "plan review", "storage migration team budget release alpha", "+notes beta -plan", "alpha",
+			// Prefixes whose lists hold only words they begin.
+			"+alph* releas*", "migr* bet*", "stor* -plan*", "revie* +team budg*")
 		// Phrases and prefixes, whose pages the lists' positions and the
 		// workspace's words find.
 		checkMatchesEveryPage(t, ctx, db, "after the writers", `"plan review"`, "stor* -"+`"team budget"`, "+alph* releas*", "migrat* bet*", `-"notes beta" revie*`)
@@ -217,7 +231,15 @@ func checkPostingsRank(t *testing.T, ctx context.Context, db *store.DB, stage st
 				if err := rk.rankAll(ctx, f, t1, &r1); err != nil {
 					return err
 				}
-				if _, err := rankPostings(ctx, tx, ws, q, 0, f, t2, &r2); err != nil {
+				prefixes, ok, err := prefixesFromLists(ctx, tx, ws, q, &dfCache{})
+				if err != nil {
+					return err
+				}
+				if !ok && !search.RanksFromPostings(q) {
+					t.Errorf("%s: %q does not rank from the lists", stage, query)
+					continue
+				}
+				if _, err := rankPostings(ctx, tx, ws, q, prefixes, 0, f, t2, &r2); err != nil {
 					return err
 				}
 				if diff := cmp.Diff(t1.sorted(), t2.sorted(), cmp.AllowUnexported(hit{})); diff != "" || r1.Total != r2.Total || r1.Total == 0 {
