@@ -2,17 +2,45 @@ package pages
 
 import (
 	"context"
+	"slices"
 
 	"github.com/atrium-hq/atrium/search"
 	"github.com/atrium-hq/atrium/store"
 )
 
-// prefixLists are what a prefix term reads when a query ranks from the
-// postings lists: the lists of the stems of the words it begins, and how
-// many pages they hold (its document frequency, as docFreq counts it).
-type prefixLists struct {
+// A listPlan is how RankPostings ranks a query from the postings lists: the
+// terms as it reads them, the lists of each, and which of them are filters
+// and which stand apart (see search.Postings). A query's words and prefixes
+// are terms as they are; a phrase is a filter of the pages where it stands,
+// followed by its words, apart, as Match scores it.
+type listPlan struct {
+	q              search.Query
+	lists          []termLists
+	filters, apart uint32
+}
+
+// termLists are the lists one term of a plan reads.
+type termLists struct {
+	kind  listKind
 	stems []string
-	df    int
+	df    int // a prefix's document frequency, as docFreq counts it
+}
+
+type listKind int
+
+const (
+	wordLists   listKind = iota // search.TermCursor over the term's ListStems
+	prefixLists                 // any of the stems, as one word
+	phraseLists                 // the stems in a row
+)
+
+// wordPlan is the plan of a query of words (search.RanksFromPostings).
+func wordPlan(q search.Query) listPlan {
+	p := listPlan{q: q}
+	for _, t := range q.Terms {
+		p.lists = append(p.lists, termLists{kind: wordLists, stems: t.ListStems()})
+	}
+	return p
 }
 
 // maxPrefixStems is the most stems a prefix ranked from the lists may
@@ -20,76 +48,99 @@ type prefixLists struct {
 // A shorter prefix is ranked by reading its pages.
 const maxPrefixStems = 64
 
-// prefixesFromLists returns the lists of each prefix term of q (by index)
-// when RankPostings ranks q exactly as Match would: q is words and
-// prefixes, no phrase; no prefix begins a word whose stem another word has
-// ("runn*" reaches the list of "run" through "running", and that list holds
-// pages with "run" alone: they are unsure, see candidateMatch); and no two
-// scored terms share a stem (Match counts a token for every term it
-// matches, the lists would merge it into one). ok is false otherwise.
-func prefixesFromLists(ctx context.Context, tx *store.Tx, ws int64, q search.Query, dfs *dfCache) (lists map[int]prefixLists, ok bool, err error) {
+// planFromLists returns the plan of a query of words, prefixes and phrases
+// when RankPostings ranks it exactly as Match would (ok), which is when no
+// prefix begins a word whose stem another word has ("runn*" reaches the list
+// of "run" through "running", and that list holds pages with "run" alone:
+// they are unsure, see candidateMatch); no prefix begins more than
+// maxPrefixStems stems; and no two scored words or prefixes share a stem
+// (Match counts a token for every term it matches, the lists would merge
+// it into one).
+func planFromLists(ctx context.Context, tx *store.Tx, ws int64, q search.Query, dfs *dfCache) (plan listPlan, ok bool, err error) {
 	scored := false
 	for _, t := range q.Terms {
-		if t.Phrase != nil || t.Forms != nil || t.Text == "" {
-			return nil, false, nil
-		}
-		if t.Prefix {
-			ok = true
+		if t.Forms != nil || t.Text == "" {
+			return listPlan{}, false, nil
 		}
 		scored = scored || !t.Excluded
 	}
-	if !ok || !scored {
-		return nil, false, nil
+	if !scored {
+		return listPlan{}, false, nil
 	}
 	st, err := tx.SearchStats(ctx, ws)
 	if err != nil {
-		return nil, false, err
+		return listPlan{}, false, err
 	}
-	lists = map[int]prefixLists{}
-	owner := map[string]int{} // which scored term each stem is read for
-	for i, t := range q.Terms {
-		if !t.Prefix {
-			if !t.Excluded {
-				owner[t.Text] = i
-			}
-			continue
-		}
-		stems, doubt, err := prefixStems(ctx, tx, ws, t.Text)
-		if err != nil {
-			return nil, false, err
-		}
-		if len(stems) > maxPrefixStems {
-			return nil, false, nil
-		}
+	owner := map[string]int{} // which scored word or prefix each stem is read for
+	claim := func(i int, stems []string) bool {
 		for _, s := range stems {
-			if doubt[s] {
-				return nil, false, nil
-			}
-		}
-		l := prefixLists{stems: stems}
-		tok := token(t)
-		if n, cached := dfs.get(ws, st.Generation, tok); cached {
-			l.df = n
-		} else {
-			pages, _, err := stemPages(ctx, tx, ws, stems, nil, false)
-			if err != nil {
-				return nil, false, err
-			}
-			l.df = len(pages)
-			dfs.put(ws, st.Generation, tok, l.df)
-		}
-		lists[i] = l
-	}
-	for i, l := range lists {
-		if q.Terms[i].Excluded {
-			continue
-		}
-		for _, s := range l.stems {
 			if j, taken := owner[s]; taken && j != i {
-				return nil, false, nil
+				return false
 			}
 			owner[s] = i
 		}
+		return true
 	}
-	return lists, true, nil
+	for i, t := range q.Terms {
+		switch {
+		case t.Phrase != nil:
+			if len(plan.q.Terms)+1 > search.MaxTerms {
+				return listPlan{}, false, nil
+			}
+			plan.filters |= 1 << len(plan.q.Terms)
+			plan.q.Terms = append(plan.q.Terms, t)
+			plan.lists = append(plan.lists, termLists{kind: phraseLists, stems: t.Phrase})
+			if t.Excluded {
+				continue
+			}
+			for j, s := range t.Phrase {
+				if slices.Contains(t.Phrase[:j], s) {
+					continue
+				}
+				if len(plan.q.Terms)+1 > search.MaxTerms {
+					return listPlan{}, false, nil
+				}
+				plan.apart |= 1 << len(plan.q.Terms)
+				plan.q.Terms = append(plan.q.Terms, search.Term{Text: s})
+				plan.lists = append(plan.lists, termLists{kind: wordLists, stems: []string{s}})
+			}
+		case t.Prefix:
+			stems, doubt, err := prefixStems(ctx, tx, ws, t.Text)
+			if err != nil {
+				return listPlan{}, false, err
+			}
+			if len(stems) > maxPrefixStems {
+				return listPlan{}, false, nil
+			}
+			for _, s := range stems {
+				if doubt[s] {
+					return listPlan{}, false, nil
+				}
+			}
+			if !t.Excluded && !claim(i, stems) {
+				return listPlan{}, false, nil
+			}
+			l := termLists{kind: prefixLists, stems: stems}
+			tok := token(t)
+			if n, cached := dfs.get(ws, st.Generation, tok); cached {
+				l.df = n
+			} else {
+				pages, _, err := stemPages(ctx, tx, ws, stems, nil, false)
+				if err != nil {
+					return listPlan{}, false, err
+				}
+				l.df = len(pages)
+				dfs.put(ws, st.Generation, tok, l.df)
+			}
+			plan.q.Terms = append(plan.q.Terms, t)
+			plan.lists = append(plan.lists, l)
+		default:
+			if !t.Excluded && !claim(i, []string{t.Text}) {
+				return listPlan{}, false, nil
+			}
+			plan.q.Terms = append(plan.q.Terms, t)
+			plan.lists = append(plan.lists, termLists{kind: wordLists, stems: t.ListStems()})
+		}
+	}
+	return plan, true, nil
 }

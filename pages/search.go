@@ -178,18 +178,19 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) (SearchResult, er
 			if !slices.ContainsFunc(q.Terms, func(t search.Term) bool { return t.Forms != nil }) {
 				synPage = 0 // not widened: the page is a page like any
 			}
-			scoring, err = rankPostings(ctx, tx, a.Workspace.ID, q, nil, synPage, filter, top, &res)
+			scoring, err = rankPostings(ctx, tx, a.Workspace.ID, wordPlan(q), synPage, filter, top, &res)
 			return err
 		}
-		// Prefixes whose lists hold just the words they begin rank from
-		// the lists too, without reading a page. (Synonyms widen
-		// questions of words alone, as before prefixes ranked so.)
-		prefixes, ok, err := prefixesFromLists(ctx, tx, a.Workspace.ID, q, &s.dfs)
+		// Phrases, and prefixes whose lists hold just the words they
+		// begin, rank from the lists too, without reading a page.
+		// (Synonyms widen questions of words alone, as before these
+		// ranked so.)
+		plan, ok, err := planFromLists(ctx, tx, a.Workspace.ID, q, &s.dfs)
 		if err != nil {
 			return err
 		}
 		if ok {
-			scoring, err = rankPostings(ctx, tx, a.Workspace.ID, q, prefixes, 0, filter, top, &res)
+			scoring, err = rankPostings(ctx, tx, a.Workspace.ID, plan, 0, filter, top, &res)
 			return err
 		}
 		rk, err := newRanking(ctx, tx, a.Workspace.ID, q, &s.dfs)
@@ -740,49 +741,46 @@ func (rk *ranking) rankByTerm(ctx context.Context, words []search.Term, f store.
 	return err
 }
 
-// rankPostings ranks a query of words from their postings lists
-// (search.RankPostings): exact, and without reading a page. Page skip (0:
+// rankPostings ranks a query from its postings lists (search.RankPostings)
+// as plan reads them: exact, and without reading a page. Page skip (0:
 // none) is no result. It returns what scored the hits.
-//
-// A prefix term reads the lists prefixes gives it (see prefixesFromLists), as
-// one word whose occurrences are theirs.
-func rankPostings(ctx context.Context, tx *store.Tx, ws int64, q search.Query, prefixes map[int]prefixLists, skip int64, f store.CandidateFilter, top *topK, res *SearchResult) (scorer, error) {
+func rankPostings(ctx context.Context, tx *store.Tx, ws int64, plan listPlan, skip int64, f store.CandidateFilter, top *topK, res *SearchResult) (scorer, error) {
 	st, err := tx.SearchStats(ctx, ws)
 	if err != nil {
 		return scorer{}, err
 	}
 	stats := corpusStats(st)
-	termStems := func(i int) []string {
-		if l, ok := prefixes[i]; ok {
-			return l.stems
-		}
-		return q.Terms[i].ListStems()
-	}
+	q := plan.q
 	var stems []string
-	for i := range q.Terms {
-		stems = append(stems, termStems(i)...)
+	for _, l := range plan.lists {
+		stems = append(stems, l.stems...)
 	}
 	lists, err := tx.PostingLists(ctx, ws, stems)
 	if err != nil {
 		return scorer{}, err
 	}
-	p := search.Postings{Lists: make([]search.Cursor, len(q.Terms)), DF: make([]int, len(q.Terms))}
+	p := search.Postings{Lists: make([]search.Cursor, len(q.Terms)), DF: make([]int, len(q.Terms)), Filters: plan.filters, Apart: plan.apart}
 	df := map[string]int{}
 	rest := lists
 	for i, t := range q.Terms {
-		n := len(termStems(i))
+		tl := plan.lists[i]
+		n := len(tl.stems)
 		cursors, dfs := make([]search.Cursor, n), make([]int, n)
 		for j, l := range rest[:n] {
 			cursors[j], dfs[j] = l, l.Pages
 		}
 		rest = rest[n:]
-		if l, ok := prefixes[i]; ok {
+		switch tl.kind {
+		case prefixLists:
 			forms := make([][]search.Cursor, n)
 			for j := range cursors {
 				forms[j] = cursors[j : j+1]
 			}
-			p.Lists[i], p.DF[i] = search.Union(forms), l.df
-		} else {
+			p.Lists[i], p.DF[i] = search.Union(forms), tl.df
+		case phraseLists:
+			p.Lists[i] = search.Union([][]search.Cursor{cursors})
+			continue // scores nothing
+		default:
 			p.Lists[i], p.DF[i] = search.TermCursor(t, cursors, dfs)
 		}
 		df[token(t)] = p.DF[i]

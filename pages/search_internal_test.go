@@ -35,7 +35,7 @@ func TestRankByTermEqualsRankAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	unread, postings, prefixed := 0, 0, 0
+	unread, postings, planned := 0, 0, 0
 	for _, query := range []string{"storage migration review plan", "fortress moat", "arch* kubernetes", "note -design", vaultgen.Marker(100) + " database",
 		// Rare words beside common ones: ranking settles without the
 		// common words' lists, and counts the matches instead.
@@ -52,7 +52,11 @@ func TestRankByTermEqualsRankAll(t *testing.T) {
 		// Prefixes rank from the lists when those hold just the words they
 		// begin; when they do not, or overlap another word, by reading.
 		"stor* migration", "+stor* review plan", "migr* +plan", "revi* -stor*", "relea* review*", "plan* plan", "stor* stora*",
-		"not* release", "+budg* -" + vaultgen.Marker(100), "zzzz* plan"} {
+		"not* release", "+budg* -" + vaultgen.Marker(100), "zzzz* plan",
+		// Phrases, whose words Match scores apart, rank from the lists
+		// too.
+		`"storage migration"`, `"the plan" review`, `"storage migration" "review plan" -team`, `"plan the plan" plan`,
+		`+review "the storage" stor*`, `"no such phrase here" plan`, `"migration review" -"the plan" -` + vaultgen.Marker(100)} {
 		for _, c := range []struct {
 			k, cheapDF int
 			f          store.CandidateFilter
@@ -91,19 +95,19 @@ func TestRankByTermEqualsRankAll(t *testing.T) {
 				}
 				byTerm, all = t1.sorted(), t2.sorted()
 				unread += rk.unread
-				prefixes, withPrefixes, err := prefixesFromLists(ctx, tx, a.Workspace.ID, q, &dfCache{})
+				plan, ok, err := testPlan(ctx, tx, a.Workspace.ID, q)
 				if err != nil {
 					return err
 				}
-				if fromLists = search.RanksFromPostings(q) || withPrefixes; fromLists {
+				if fromLists = ok; fromLists {
 					t3 := newTopK(k)
-					if _, err := rankPostings(ctx, tx, a.Workspace.ID, q, prefixes, 0, f, t3, &totalPostings); err != nil {
+					if _, err := rankPostings(ctx, tx, a.Workspace.ID, plan, 0, f, t3, &totalPostings); err != nil {
 						return err
 					}
 					fromPostings = t3.sorted()
 					postings++
-					if withPrefixes {
-						prefixed++
+					if !search.RanksFromPostings(q) {
+						planned++
 					}
 				}
 				return nil
@@ -119,12 +123,20 @@ func TestRankByTermEqualsRankAll(t *testing.T) {
 			}
 		}
 	}
-	if postings == 0 || prefixed == 0 {
-		t.Errorf("%d queries ranked from the postings index, %d of them with prefixes: the test misses a path", postings, prefixed)
+	if postings == 0 || planned == 0 {
+		t.Errorf("%d queries ranked from the postings index, %d of them with phrases or prefixes: the test misses a path", postings, planned)
 	}
 	if unread == 0 {
 		t.Error("no query settled its top without reading every list: the test misses that path")
 	}
+}
+
+// testPlan is how Search ranks q from the lists, if it does.
+func testPlan(ctx context.Context, tx *store.Tx, ws int64, q search.Query) (listPlan, bool, error) {
+	if search.RanksFromPostings(q) {
+		return wordPlan(q), true, nil
+	}
+	return planFromLists(ctx, tx, ws, q, &dfCache{})
 }
 
 // Writers at once, on both engines — creating, rewriting, deleting,
@@ -198,7 +210,9 @@ func testPostingsUnderConcurrentWriters(t *testing.T, pending int) {
 		}
 		checkPostingsRank(t, ctx, db, "after the writers", []int{1, 5, 100}, "plan review", "storage migration team budget release alpha", "+notes beta -plan", "alpha",
 			// Prefixes whose lists hold only words they begin.
-			"+alph* releas*", "migr* bet*", "stor* -plan*", "revie* +team budg*")
+			"+alph* releas*", "migr* bet*", "stor* -plan*", "revie* +team budg*",
+			// Phrases.
+			`"plan review"`, `"storage migration" team -"plan review"`, `+beta "alpha release" migr*`)
 		// Phrases and prefixes, whose pages the lists' positions and the
 		// workspace's words find.
 		checkMatchesEveryPage(t, ctx, db, "after the writers", `"plan review"`, "stor* -"+`"team budget"`, "+alph* releas*", "migrat* bet*", `-"notes beta" revie*`)
@@ -231,15 +245,15 @@ func checkPostingsRank(t *testing.T, ctx context.Context, db *store.DB, stage st
 				if err := rk.rankAll(ctx, f, t1, &r1); err != nil {
 					return err
 				}
-				prefixes, ok, err := prefixesFromLists(ctx, tx, ws, q, &dfCache{})
+				plan, ok, err := testPlan(ctx, tx, ws, q)
 				if err != nil {
 					return err
 				}
-				if !ok && !search.RanksFromPostings(q) {
+				if !ok {
 					t.Errorf("%s: %q does not rank from the lists", stage, query)
 					continue
 				}
-				if _, err := rankPostings(ctx, tx, ws, q, prefixes, 0, f, t2, &r2); err != nil {
+				if _, err := rankPostings(ctx, tx, ws, plan, 0, f, t2, &r2); err != nil {
 					return err
 				}
 				if diff := cmp.Diff(t1.sorted(), t2.sorted(), cmp.AllowUnexported(hit{})); diff != "" || r1.Total != r2.Total || r1.Total == 0 {
@@ -335,7 +349,9 @@ func TestPhrasesAndPrefixesFindWhatMatchAccepts(t *testing.T) {
 				write("Tagged.md", "---\ntags: [running]\naccess: public\n---\nnothing else\n")
 				queries := []string{"runn*", "run*", "happ*", "happi*", "runn* -happy", "run -runn*", `"happy run"`, `"happy path" runn*`,
 					`-"happy run" run*`, "+runn* happ*", "ru* ha*", "zz*", `"run the"`}
-				checkMatchesEveryPage(t, ctx, db, "written", queries...)
+				if n := checkMatchesEveryPage(t, ctx, db, "written", queries...); n == 0 {
+					t.Error("no query ranked from the lists: the test misses that path")
+				}
 				write("Running.md", "---\naccess: public\n---\n# Notes\n\nWe ran; the runners were happier.\n")
 				if _, err := svc.DeletePage(ctx, "Happiness.md"); err != nil {
 					t.Fatal(err)
@@ -391,7 +407,10 @@ func TestPrefixTotalPastTheVerifiedPagesIsEstimated(t *testing.T) {
 // ranks a query it cannot rank from the lists alone, finds exactly the
 // pages that Match accepts when it reads every page of the workspace, and
 // counts them so, for members and for others.
-func checkMatchesEveryPage(t *testing.T, ctx context.Context, db *store.DB, stage string, queries ...string) {
+//
+// It returns how many of the queries ranked from the lists alone too, which
+// it checks the same way.
+func checkMatchesEveryPage(t *testing.T, ctx context.Context, db *store.DB, stage string, queries ...string) (fromTheLists int) {
 	t.Helper()
 	ws := atrium.ActorFromContext(ctx).Workspace.ID
 	for _, member := range []bool{true, false} {
@@ -401,7 +420,8 @@ func checkMatchesEveryPage(t *testing.T, ctx context.Context, db *store.DB, stag
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got, want []string
+			var got, want, fromLists []string
+			planned := false
 			err = db.View(ctx, func(tx *store.Tx) error {
 				rk, err := newRanking(ctx, tx, ws, q, &dfCache{})
 				if err != nil {
@@ -422,6 +442,23 @@ func checkMatchesEveryPage(t *testing.T, ctx context.Context, db *store.DB, stag
 				}
 				if res.Total != len(got) {
 					t.Errorf("%s: %q (member %v): total %d for %d hits", stage, query, member, res.Total, len(got))
+				}
+				// And from the lists alone, when they can rank it.
+				plan, ok, err := testPlan(ctx, tx, ws, q)
+				if err != nil {
+					return err
+				}
+				if planned = ok; ok {
+					top, res := newTopK(1000), SearchResult{}
+					if _, err := rankPostings(ctx, tx, ws, plan, 0, f, top, &res); err != nil {
+						return err
+					}
+					for _, h := range top.sorted() {
+						fromLists = append(fromLists, h.key)
+					}
+					if res.Total != len(fromLists) {
+						t.Errorf("%s: %q (member %v) from the lists: total %d for %d hits", stage, query, member, res.Total, len(fromLists))
+					}
 				}
 				// Every page read and matched, as if there were no index.
 				all, err := tx.FilterPages(ctx, ws, f)
@@ -447,6 +484,14 @@ func checkMatchesEveryPage(t *testing.T, ctx context.Context, db *store.DB, stag
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("%s: %q (member %v) (-Match on every page +search):\n%s", stage, query, member, diff)
 			}
+			if planned {
+				fromTheLists++
+			}
+			slices.Sort(fromLists)
+			if diff := cmp.Diff(want, fromLists); planned && diff != "" {
+				t.Errorf("%s: %q (member %v) (-Match on every page +from the lists):\n%s", stage, query, member, diff)
+			}
 		}
 	}
+	return fromTheLists
 }

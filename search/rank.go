@@ -31,6 +31,12 @@ type Postings struct {
 	// Keep reports whether a page holding the query may be a result (the
 	// caller's filters); nil keeps every page.
 	Keep func(page int64, public bool) bool
+	// Filters are terms (bit i: q.Terms[i]) that select pages and score
+	// nothing; Apart, terms that take no part in nearness, neither near
+	// another term nor another near them. A phrase, which Match scores
+	// by its words alone, each as if the only word of the question, is a
+	// filter of the pages where it stands and one apart term per word.
+	Filters, Apart uint32
 }
 
 // RanksFromPostings reports whether RankPostings can rank q: a query of
@@ -66,7 +72,9 @@ func RankPostings(q Query, p Postings, st Stats, k int) (top []Ranked, total int
 	var required, excluded uint32
 	idfs := make([]float64, n)
 	for i, t := range terms {
-		idfs[i] = idf(p.DF[i], st.Docs)
+		if p.Filters&(1<<i) == 0 {
+			idfs[i] = idf(p.DF[i], st.Docs)
+		}
 		switch {
 		case t.Excluded:
 			excluded |= 1 << i
@@ -172,7 +180,7 @@ func RankPostings(q Query, p Postings, st Stats, k int) (top []Ranked, total int
 			}
 		}
 		clear(nears) // of the query's terms only: a page's clearing adds up
-		if shared && !nearness(held, heads, &inField, &fieldPos, nears) {
+		if shared && !nearness(held&^(p.Filters|p.Apart), heads, &inField, &fieldPos, nears) {
 			continue
 		}
 		score := 0.0
