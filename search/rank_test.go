@@ -148,21 +148,7 @@ func TestRankPostingsWithSynonymsEqualsMatch(t *testing.T) {
 	vocab := strings.Fields("get back recover restore old page page notes roll the cell phone mobile plan review call")
 	// "undo" is in no page: its term reads two phrases' postings only.
 	syn := ParseSynonyms("recover, restore, get back, roll back\nphone, mobile, cell phone, phone call\nplan, review\nundo, get notes, roll the\n")
-	r := rand.New(rand.NewPCG(3, 4))
-	text := func(n int) string {
-		w := make([]string, n)
-		for i := range w {
-			w[i] = vocab[r.IntN(len(vocab))]
-		}
-		return strings.Join(w, " ")
-	}
-	docs := make([]Doc, 400)
-	for i := range docs {
-		d := &docs[i]
-		for _, dst := range []*[]string{&d.Title, &d.Tags, &d.Headings, &d.Body, &d.Aliases, &d.Summary, &d.Meta} {
-			*dst = Terms(text(r.IntN(12)))
-		}
-	}
+	docs := randomDocs(rand.New(rand.NewPCG(3, 4)), vocab, 400)
 	st, index := indexDocs(docs)
 	for _, question := range []string{"how do I recover an old page", "get back the old notes", "cell phone plan", "recover or restore a phone",
 		"roll back", "mobile page review", "phone phone cell", "notes -mobile recover", "undo the plan"} {
@@ -205,6 +191,25 @@ func TestRankPostingsWithSynonymsEqualsMatch(t *testing.T) {
 			}
 		}
 	}
+}
+
+// randomDocs are n pages of words drawn from vocab, up to 11 in each field.
+func randomDocs(r *rand.Rand, vocab []string, n int) []Doc {
+	text := func(n int) string {
+		w := make([]string, n)
+		for i := range w {
+			w[i] = vocab[r.IntN(len(vocab))]
+		}
+		return strings.Join(w, " ")
+	}
+	docs := make([]Doc, n)
+	for i := range docs {
+		d := &docs[i]
+		for _, dst := range []*[]string{&d.Title, &d.Tags, &d.Headings, &d.Body, &d.Aliases, &d.Summary, &d.Meta} {
+			*dst = Terms(text(r.IntN(12)))
+		}
+	}
+	return docs
 }
 
 // indexDocs indexes public pages: docs[i] is page pageOf(i). It returns
@@ -289,5 +294,80 @@ func TestRankPostingsBoundsAPageByEveryFormsFields(t *testing.T) {
 	got, total := RankPostings(q, Postings{Lists: []Cursor{list}, DF: []int{df}}, st, 1)
 	if want := []Ranked{{pageOf(1), s3}}; total != 2 || !slices.Equal(got, want) {
 		t.Errorf("top 1 = %v of %d; want %v of 2", got, total, want)
+	}
+}
+
+// A phrase ranks from postings as Match scores it: a filter of the pages
+// where its stems stand in a row (Postings.Filters), scoring nothing, and
+// each of its words apart (Postings.Apart), counted wherever it stands and
+// never near another word.
+func TestRankPostingsWithPhrasesEqualsMatch(t *testing.T) {
+	vocab := strings.Fields("plan review the release notes team plan budget the review")
+	docs := randomDocs(rand.New(rand.NewPCG(5, 6)), vocab, 400)
+	st, index := indexDocs(docs)
+	word := func(stem string) (Cursor, int) { return termList(Term{Text: stem}, index) }
+	// plan is q's terms as RankPostings reads them, each time with lists
+	// read from their start.
+	plan := func(q Query) (Query, Postings) {
+		var rq Query
+		var p Postings
+		add := func(term Term, c Cursor, df int) {
+			rq.Terms, p.Lists, p.DF = append(rq.Terms, term), append(p.Lists, c), append(p.DF, df)
+		}
+		for _, term := range q.Terms {
+			if term.Phrase == nil {
+				c, n := termList(term, index)
+				add(term, c, n)
+				continue
+			}
+			stems := make([]Cursor, len(term.Phrase))
+			for i, s := range term.Phrase {
+				stems[i], _ = word(s)
+			}
+			p.Filters |= 1 << len(rq.Terms)
+			add(term, Union([][]Cursor{stems}), 0)
+			if term.Excluded {
+				continue
+			}
+			for i, s := range term.Phrase {
+				if !slices.Contains(term.Phrase[:i], s) {
+					p.Apart |= 1 << len(rq.Terms)
+					c, n := word(s)
+					add(Term{Text: s}, c, n)
+				}
+			}
+		}
+		return rq, p
+	}
+	dfOf := func(term Term) int { _, n := word(term.Text); return n }
+	for _, question := range []string{`"plan review"`, `"the plan" review`, `"plan review" -"review plan"`, `+notes "the release" budget`,
+		`"plan plan"`, `"review the plan" team -budget`, `"the release" "release notes" plan`, `review "review notes"`} {
+		q := mustParseQuery(t, question)
+		var want []Ranked
+		for i, d := range docs {
+			if s, ok := Match(q, d, st, dfOf); ok {
+				want = append(want, Ranked{pageOf(i), s})
+			}
+		}
+		if len(want) == 0 {
+			t.Fatalf("%q matches no page: the test ranks nothing", question)
+		}
+		slices.SortFunc(want, func(x, y Ranked) int {
+			if c := cmp.Compare(y.Score, x.Score); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.Page, y.Page)
+		})
+		for _, k := range []int{1, 5, 500} {
+			rq, p := plan(q)
+			got, total := RankPostings(rq, p, st, k)
+			if total != len(want) {
+				t.Errorf("%q k=%d: total %d, want %d", question, k, total, len(want))
+			}
+			w := want[:min(k, len(want))]
+			if len(got) < len(w) || !slices.Equal(got[:len(w)], w) {
+				t.Errorf("%q k=%d:\n got %v\nwant %v", question, k, got[:min(len(got), 8)], w[:min(len(w), 8)])
+			}
+		}
 	}
 }
