@@ -2,7 +2,6 @@ package pages
 
 import (
 	"context"
-	"slices"
 
 	"github.com/atrium-hq/atrium/search"
 	"github.com/atrium-hq/atrium/store"
@@ -71,6 +70,11 @@ func planFromLists(ctx context.Context, tx *store.Tx, ws int64, q search.Query, 
 	if err != nil {
 		return listPlan{}, false, err
 	}
+	expanded, filters, apart, ok := search.ExpandPhrases(q)
+	if !ok {
+		return listPlan{}, false, nil
+	}
+	plan = listPlan{q: expanded, filters: filters, apart: apart}
 	owner := map[string]int{} // which scored word or prefix each stem is read for
 	claim := func(i int, stems []string) bool {
 		for _, s := range stems {
@@ -81,29 +85,10 @@ func planFromLists(ctx context.Context, tx *store.Tx, ws int64, q search.Query, 
 		}
 		return true
 	}
-	for i, t := range q.Terms {
+	for i, t := range expanded.Terms {
 		switch {
 		case t.Phrase != nil:
-			if len(plan.q.Terms)+1 > search.MaxTerms {
-				return listPlan{}, false, nil
-			}
-			plan.filters |= 1 << len(plan.q.Terms)
-			plan.q.Terms = append(plan.q.Terms, t)
 			plan.lists = append(plan.lists, termLists{kind: phraseLists, stems: t.Phrase})
-			if t.Excluded {
-				continue
-			}
-			for j, s := range t.Phrase {
-				if slices.Contains(t.Phrase[:j], s) {
-					continue
-				}
-				if len(plan.q.Terms)+1 > search.MaxTerms {
-					return listPlan{}, false, nil
-				}
-				plan.apart |= 1 << len(plan.q.Terms)
-				plan.q.Terms = append(plan.q.Terms, search.Term{Text: s})
-				plan.lists = append(plan.lists, termLists{kind: wordLists, stems: []string{s}})
-			}
 		case t.Prefix:
 			stems, doubt, err := prefixStems(ctx, tx, ws, t.Text)
 			if err != nil {
@@ -132,13 +117,13 @@ func planFromLists(ctx context.Context, tx *store.Tx, ws int64, q search.Query, 
 				l.df = len(pages)
 				dfs.put(ws, st.Generation, tok, l.df)
 			}
-			plan.q.Terms = append(plan.q.Terms, t)
 			plan.lists = append(plan.lists, l)
 		default:
-			if !t.Excluded && !claim(i, []string{t.Text}) {
+			// A phrase's words stand apart from nearness: they may share
+			// a stem with any term.
+			if !t.Excluded && apart&(1<<i) == 0 && !claim(i, []string{t.Text}) {
 				return listPlan{}, false, nil
 			}
-			plan.q.Terms = append(plan.q.Terms, t)
 			plan.lists = append(plan.lists, termLists{kind: wordLists, stems: t.ListStems()})
 		}
 	}

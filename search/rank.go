@@ -39,6 +39,40 @@ type Postings struct {
 	Filters, Apart uint32
 }
 
+// ExpandPhrases returns q as RankPostings reads it when q has phrases, as
+// Match scores them: each phrase term stays, a filter of the pages where its
+// stems stand in a row (filters), and unless it is excluded is followed by
+// each of its distinct stems as a word of its own, apart from nearness
+// (apart), in the order Match adds their scores. ok is false past MaxTerms.
+func ExpandPhrases(q Query) (out Query, filters, apart uint32, ok bool) {
+	add := func(t Term) bool {
+		out.Terms = append(out.Terms, t)
+		return len(out.Terms) <= MaxTerms
+	}
+	for _, t := range q.Terms {
+		if !add(t) {
+			return Query{}, 0, 0, false
+		}
+		if t.Phrase == nil {
+			continue
+		}
+		filters |= 1 << (len(out.Terms) - 1)
+		if t.Excluded {
+			continue
+		}
+		for j, s := range t.Phrase {
+			if slices.Contains(t.Phrase[:j], s) {
+				continue
+			}
+			if !add(Term{Text: s}) {
+				return Query{}, 0, 0, false
+			}
+			apart |= 1 << (len(out.Terms) - 1)
+		}
+	}
+	return out, filters, apart, true
+}
+
 // RanksFromPostings reports whether RankPostings can rank q: a query of
 // words, optional, required or excluded, with no prefix or phrase.
 func RanksFromPostings(q Query) bool {

@@ -2,6 +2,7 @@ package search
 
 import (
 	"cmp"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -309,33 +310,22 @@ func TestRankPostingsWithPhrasesEqualsMatch(t *testing.T) {
 	// plan is q's terms as RankPostings reads them, each time with lists
 	// read from their start.
 	plan := func(q Query) (Query, Postings) {
-		var rq Query
-		var p Postings
-		add := func(term Term, c Cursor, df int) {
-			rq.Terms, p.Lists, p.DF = append(rq.Terms, term), append(p.Lists, c), append(p.DF, df)
+		rq, filters, apart, ok := ExpandPhrases(q)
+		if !ok {
+			t.Fatalf("%+v: past MaxTerms", q)
 		}
-		for _, term := range q.Terms {
+		p := Postings{Filters: filters, Apart: apart}
+		for _, term := range rq.Terms {
 			if term.Phrase == nil {
 				c, n := termList(term, index)
-				add(term, c, n)
+				p.Lists, p.DF = append(p.Lists, c), append(p.DF, n)
 				continue
 			}
 			stems := make([]Cursor, len(term.Phrase))
 			for i, s := range term.Phrase {
 				stems[i], _ = word(s)
 			}
-			p.Filters |= 1 << len(rq.Terms)
-			add(term, Union([][]Cursor{stems}), 0)
-			if term.Excluded {
-				continue
-			}
-			for i, s := range term.Phrase {
-				if !slices.Contains(term.Phrase[:i], s) {
-					p.Apart |= 1 << len(rq.Terms)
-					c, n := word(s)
-					add(Term{Text: s}, c, n)
-				}
-			}
+			p.Lists, p.DF = append(p.Lists, Union([][]Cursor{stems})), append(p.DF, 0)
 		}
 		return rq, p
 	}
@@ -369,5 +359,37 @@ func TestRankPostingsWithPhrasesEqualsMatch(t *testing.T) {
 				t.Errorf("%q k=%d:\n got %v\nwant %v", question, k, got[:min(len(got), 8)], w[:min(len(w), 8)])
 			}
 		}
+	}
+}
+
+func TestExpandPhrases(t *testing.T) {
+	texts := func(q Query) []string {
+		var out []string
+		for _, term := range q.Terms {
+			out = append(out, term.Text)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		q              string
+		texts          []string
+		filters, apart uint32
+	}{
+		{`"the plan" review`, []string{"the", "the", "plan", "review"}, 0b0001, 0b0110},
+		{`review -"the plan"`, []string{"review", "the"}, 0b10, 0},
+		{`"plan the plan" +plan`, []string{"plan", "plan", "the", "plan"}, 0b0001, 0b0110},
+		{"plan review", []string{"plan", "review"}, 0, 0},
+	} {
+		out, filters, apart, ok := ExpandPhrases(mustParseQuery(t, c.q))
+		if !ok || !slices.Equal(texts(out), c.texts) || filters != c.filters || apart != c.apart {
+			t.Errorf("%q: %q filters %b apart %b (ok %v), want %q %b %b", c.q, texts(out), filters, apart, ok, c.texts, c.filters, c.apart)
+		}
+	}
+	var long []string
+	for i := range 30 {
+		long = append(long, fmt.Sprintf("w%d", i))
+	}
+	if _, _, _, ok := ExpandPhrases(Query{Terms: []Term{{Text: long[0], Phrase: long, Required: true}, {Text: "x"}, {Text: "y"}}}); ok {
+		t.Error("a phrase of 30 distinct words and two words more expanded past MaxTerms")
 	}
 }
