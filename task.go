@@ -141,6 +141,10 @@ const (
 	InboxAssigned InboxKind = "assigned"
 	InboxHandoff  InboxKind = "handoff"
 	InboxBlocked  InboxKind = "blocked"
+	// InboxResume: Atrium's own end cut short the agent's session on the
+	// task after the agent had read what woke it; it goes on where it left
+	// off.
+	InboxResume InboxKind = "resume"
 )
 
 // An InboxItem is something waiting for a principal's attention.

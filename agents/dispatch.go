@@ -366,6 +366,8 @@ func itemLine(r store.DeliveryRow) string {
 		return from + " handed the task to you (its last phase is complete)"
 	case atrium.InboxMention:
 		return from + " mentioned you"
+	case atrium.InboxResume:
+		return "your last session on this task ended when Atrium stopped, after you had read what woke it; go on where you left off (see first where the task stands: you may have done part of it)"
 	}
 	return from + ": " + string(r.Kind)
 }
@@ -399,10 +401,16 @@ func (s *Service) failUnread(row store.AgentSessionRow, reason string) {
 
 // returnUnread gives back, uncounted and due at once, the deliveries of a
 // session that Atrium's own shutdown ended: another replica, or this one
-// when it starts again, takes them.
+// when it starts again, takes them; and wakes the agent again on the task
+// if it had read them, and so was at work (ResumeRead).
 func (s *Service) returnUnread(row store.AgentSessionRow, reason string) {
 	s.endUnread(row, func(ctx context.Context, tx *store.Tx) ([]int64, error) {
-		return tx.ReturnUnread(ctx, row.ID, reason)
+		ids, err := tx.ReturnUnread(ctx, row.ID, reason)
+		if err != nil {
+			return nil, err
+		}
+		_, err = tx.ResumeRead(ctx, row.ID)
+		return ids, err
 	})
 }
 

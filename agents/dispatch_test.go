@@ -3,6 +3,7 @@ package agents_test
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -485,6 +486,60 @@ func TestRestartsDoNotUseUpADeliverysAttempts(t *testing.T) {
 				t.Fatalf("round %d: delivered into generation %d (the last was %d) on attempt %d", round, d.Generation, generation, d.Attempts)
 			}
 			generation = d.Generation
+		}
+	})
+}
+
+// Migration 0030 builds inbox_items anew on SQLite (a CHECK cannot change in
+// place). Run again over a store with an agent's deliveries, it keeps every
+// one: with foreign keys on while it ran, dropping the old table would have
+// deleted them with it.
+func TestTheInboxRebuiltKeepsItsDeliveries(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		ctx := context.Background()
+		dsn := storetest.DSN(t, e)
+		db, err := store.Open(ctx, dsn, &store.Options{Conns: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := newEnvOver(t, db)
+		recorder(t, v, "duc")
+		task, err := v.svc.Tasks.Create(v.admin, tasks.CreateRequest{Fields: tasks.Fields{Title: new("Kept")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []string{"One?", "Two?"} {
+			if _, err := v.svc.Tasks.Ask(v.admin, task.Number, "duc", q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := deliveriesOf(t, v, "duc")
+		v.svc.Agents.Shutdown()
+		db.Close()
+
+		driver := map[store.Engine]string{store.SQLite: "sqlite", store.Postgres: "pgx"}[e]
+		raw, err := sql.Open(driver, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := raw.Exec("DELETE FROM schema_migrations WHERE version = 30"); err != nil {
+			t.Fatal(err)
+		}
+		raw.Close()
+		db, err = store.Open(ctx, dsn, &store.Options{Conns: 4})
+		if err != nil {
+			t.Fatalf("migration 30 again: %v", err)
+		}
+		defer db.Close()
+		v = newEnvOver(t, db)
+		after := deliveriesOf(t, v, "duc")
+		if len(before) != 2 || len(after) != len(before) {
+			t.Fatalf("deliveries before the rebuild: %d, after: %d", len(before), len(after))
+		}
+		for i := range after {
+			if after[i].ID != before[i].ID || after[i].Text != before[i].Text {
+				t.Errorf("delivery %d: %+v after the rebuild, %+v before", i, after[i], before[i])
+			}
 		}
 	})
 }

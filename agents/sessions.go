@@ -59,7 +59,9 @@ type Session struct {
 
 // Enable makes this server run sessions (atrium serve does; a stdio server
 // does not: its sessions would end with its client). Sessions this replica
-// left open when it last stopped are marked failed.
+// left open when it last stopped are marked failed: what went into them
+// unread is due again, and an agent that had read what woke it is woken
+// again to go on (ResumeRead).
 func (s *Service) Enable(ctx context.Context, cfg RunnerConfig) error {
 	if cfg.DataDir == "" || cfg.URL == "" || cfg.Binary == "" || cfg.Replica == "" {
 		return fmt.Errorf("agents: a runner needs a data folder, the server's URL, the atrium binary and the replica's name")
@@ -78,6 +80,10 @@ func (s *Service) Enable(ctx context.Context, cfg RunnerConfig) error {
 			}
 			// Atrium's own end is no fault of the delivery: again at once.
 			if _, err := tx.ReturnUnread(ctx, r.ID, "the session "+r.UID+" ended with Atrium before the agent read it"); err != nil {
+				return err
+			}
+			// What it had read, it was at work on: woken again, it goes on.
+			if _, err := tx.ResumeRead(ctx, r.ID); err != nil {
 				return err
 			}
 			if r.TokenID != 0 {

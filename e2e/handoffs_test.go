@@ -3,9 +3,12 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -49,11 +52,17 @@ var flow002 = map[string]string{
 // channel: dede on stream-json, duc over ACP, rev in a terminal (typed).
 func flowAgents(t testing.TB, srv *server) (promptLog string) {
 	t.Helper()
+	return flowAgentsWith(t, srv, flow002)
+}
+
+// flowAgentsWith is flowAgents with scripts of the test's own.
+func flowAgentsWith(t testing.TB, srv *server, scripts map[string]string) (promptLog string) {
+	t.Helper()
 	dir := t.TempDir()
 	promptLog = filepath.Join(dir, "prompts.jsonl")
 	repo := newRepo(t)
 	modes := map[string][2]string{"dede": {"stream-json", "stream-json"}, "duc": {"acp", "acp"}, "rev": {"pty", "pty"}}
-	for agent, script := range flow002 {
+	for agent, script := range scripts {
 		path := filepath.Join(dir, agent+".json")
 		if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
 			t.Fatal(err)
@@ -256,6 +265,68 @@ func TestReliabilityHandoffsSurviveKill9(t *testing.T) {
 		if n := d["attempts"].(float64); n > 3 {
 			t.Errorf("delivery %v to @%v is on attempt %v after %d kills of Atrium: %v", d["id"], d["agent"], n, rounds, d["history"])
 		}
+	}
+}
+
+// An agent at work when Atrium ends goes on when Atrium is back. dede has
+// read @duc's answer (its delivery is acknowledged, and will not wake it
+// again) and is thinking before it completes the phase when Atrium is
+// killed, or stopped, and its session with it: started again, Atrium wakes
+// dede again on the task with what it had read, and the flow runs to rev.
+// Without the resume, dede's work is lost and the task waits on nobody for
+// good.
+func TestAnAgentCutShortByAtriumsEndGoesOn(t *testing.T) {
+	for _, end := range []string{"kill -9", "SIGTERM"} {
+		t.Run(end, func(t *testing.T) { agentCutShort(t, end) })
+	}
+}
+
+func agentCutShort(t *testing.T, end string) {
+	scripts := maps.Clone(flow002)
+	scripts["dede"] = strings.Replace(flow002["dede"], `{"tool":"task_inbox","args":{}},`, `{"tool":"task_inbox","args":{}}, {"sleep_ms":3000},`, 1)
+	if scripts["dede"] == flow002["dede"] {
+		t.Fatal("dede's script has no pause")
+	}
+	srv := startServe(t, "")
+	flowAgentsWith(t, srv, scripts)
+	cs := connectHTTP(t, srv.MCP(), srv.createToken(t, "ada", "", "writer"), "")
+	n := startFlow(t, cs)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("deliveries:\n%v\nserver log:\n%s", deliveries(t, srv), srv.stderr.String())
+		}
+	})
+	// Killed while dede pauses between reading the answer and completing.
+	deadline := time.Now().Add(40 * time.Second)
+	for !slices.ContainsFunc(deliveries(t, srv), func(d map[string]any) bool {
+		return d["agent"] == "dede" && d["kind"] == "answer" && d["state"] == "acknowledged"
+	}) {
+		if time.Now().After(deadline) {
+			t.Fatalf("dede never read the answer: %v", deliveries(t, srv))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if end == "kill -9" {
+		srv.kill(t)
+	} else {
+		srv.stop(t)
+	}
+	srv.restart(t)
+	cs = connectHTTP(t, srv.MCP(), srv.createToken(t, "ada2", "", "writer"), "")
+	waitThread(t, cs, n, time.Minute)
+	list := deliveries(t, srv)
+	ackedOnce(t, list)
+	resumed := 0
+	for _, d := range list {
+		if d["kind"] == "resume" {
+			resumed++
+			if d["agent"] != "dede" || !strings.Contains(fmt.Sprint(d["text"]), "Server-side sessions") {
+				t.Errorf("resume %v: to @%v with %q, want dede's, with the answer it had read", d["id"], d["agent"], d["text"])
+			}
+		}
+	}
+	if resumed != 1 {
+		t.Errorf("%d resumes, want 1: %v", resumed, list)
 	}
 }
 

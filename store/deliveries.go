@@ -287,6 +287,26 @@ func (tx *Tx) ReturnUnread(ctx context.Context, session int64, reason string) ([
 	return ids, tx.logDeliveries(ctx, ids, DeliveryFailed, reason)
 }
 
+// ResumeRead wakes the agent of session again on its task when Atrium's own
+// end cut the session short after the agent had read what woke it: the
+// agent was at work on it, and the delivery, acknowledged, would never wake
+// it again. It adds a resume item to the agent's inbox (and so a delivery)
+// carrying the comment of the last delivery read in the session, and
+// reports whether the session had read one.
+func (tx *Tx) ResumeRead(ctx context.Context, session int64) (bool, error) {
+	var ws, principal, task int64
+	var comment sql.NullInt64
+	err := tx.queryRow(ctx, `SELECT d.workspace_id, d.principal_id, d.task_id, i.comment_id FROM agent_deliveries d JOIN inbox_items i ON i.id = d.inbox_id
+		WHERE d.session_id = ? AND d.state = 'acknowledged' ORDER BY d.id DESC LIMIT 1`, session).Scan(&ws, &principal, &task, &comment)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, tx.AddInbox(ctx, InboxEntry{Workspace: ws, Principal: principal, Task: task, Comment: comment.Int64, Kind: atrium.InboxResume})
+}
+
 // AckDeliveries acknowledges agent principal's deliveries in workspace ws
 // that the agent has now read: those of the inbox items inbox and those put
 // into the calling session, or, with task set, every one on that task; a

@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"log/slog"
 	"net/url"
 	"path"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -620,7 +622,29 @@ func (db *DB) migrate(ctx context.Context) error {
 		names = append(names, e.Name())
 	}
 	sort.Strings(names)
-	sqltx, err := db.w.BeginTx(ctx, nil)
+	conn, err := db.w.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if db.engine == SQLite {
+		// A migration that changes a table's constraints builds the table
+		// anew and drops the old one, which with foreign keys on would
+		// delete the rows that refer to it (SQLite's own procedure for
+		// such a change: foreign keys off, then checked before commit).
+		// The pragma is a no-op inside a transaction, so it is set before.
+		if _, err := conn.ExecContext(ctx, "PRAGMA foreign_keys = OFF"); err != nil {
+			return err
+		}
+		defer func() {
+			if _, err := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA foreign_keys = ON"); err != nil {
+				// Not to serve without its foreign keys: the pool opens
+				// another connection, with them, in its place.
+				conn.Raw(func(any) error { return driver.ErrBadConn })
+			}
+		}()
+	}
+	sqltx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -638,6 +662,7 @@ func (db *DB) migrate(ctx context.Context) error {
 		return err
 	}
 	announced := current == 0 // a new store migrates in a blink
+	var rebuilt []string      // tables that applied migrations dropped
 	for _, name := range names {
 		v, err := strconv.Atoi(strings.SplitN(name, "_", 2)[0])
 		if err != nil {
@@ -663,8 +688,62 @@ func (db *DB) migrate(ctx context.Context) error {
 			return err
 		}
 		db.log.Debug("applied migration", "engine", db.engine, "name", name)
+		for _, m := range droppedTable.FindAllStringSubmatch(string(body), -1) {
+			rebuilt = append(rebuilt, m[1])
+		}
+	}
+	if db.engine == SQLite {
+		if err := checkReferences(ctx, sqltx, rebuilt); err != nil {
+			return err
+		}
 	}
 	return sqltx.Commit()
+}
+
+var droppedTable = regexp.MustCompile(`(?i)\bDROP TABLE\s+(?:IF EXISTS\s+)?(\w+)`)
+
+// checkReferences fails if a row of a table that refers to one of tables
+// refers to nothing: migrations that dropped and built those tables anew,
+// with foreign keys off, must have kept every row that others point at. Only
+// the referring tables are checked: all of a large store's would take
+// minutes.
+func checkReferences(ctx context.Context, tx *sql.Tx, tables []string) error {
+	for _, t := range tables {
+		referring, err := queryStrings(ctx, tx, `SELECT DISTINCT m.name FROM sqlite_schema m, pragma_foreign_key_list(m.name) f WHERE m.type = 'table' AND f."table" = ?`, t)
+		if err != nil {
+			return err
+		}
+		for _, r := range referring {
+			var table string
+			var parent sql.NullString
+			var row, fk sql.NullInt64
+			err := tx.QueryRowContext(ctx, "SELECT * FROM pragma_foreign_key_check(?)", r).Scan(&table, &row, &parent, &fk)
+			switch {
+			case err == nil:
+				return fmt.Errorf("migrations left a row of %s (rowid %d) referring to a missing row of %s", table, row.Int64, parent.String)
+			case !errors.Is(err, sql.ErrNoRows):
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func queryStrings(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
 }
 
 // SchemaVersion reports the newest migration applied.

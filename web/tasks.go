@@ -24,6 +24,7 @@ type who struct {
 var inboxWords = map[atrium.InboxKind]string{
 	atrium.InboxMention: "mentioned you on", atrium.InboxQuestion: "asked you on", atrium.InboxAnswer: "answered you on",
 	atrium.InboxAssigned: "assigned you", atrium.InboxHandoff: "handed you", atrium.InboxBlocked: "waits on you for",
+	atrium.InboxResume: "Atrium restarted: go on with",
 }
 
 // boardColumns are the board's columns, in order; archived tasks are off it.

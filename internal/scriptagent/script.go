@@ -22,10 +22,13 @@ type rule struct {
 	Exit   bool   `json:"exit"` // end the process after the reply
 }
 
-// A call is one MCP tool call of a rule.
+// A call is one MCP tool call of a rule, or a pause (SleepMS, no tool):
+// a test holds the agent between two calls, as a real agent thinks
+// between them, to stop Atrium there.
 type call struct {
-	Tool string         `json:"tool"`
-	Args map[string]any `json:"args"`
+	Tool    string         `json:"tool"`
+	Args    map[string]any `json:"args"`
+	SleepMS int            `json:"sleep_ms"`
 }
 
 // loadScript reads the rules of the script at path. Unknown fields are
@@ -43,12 +46,12 @@ func loadScript(path string) ([]rule, error) {
 		Rules []rule `json:"rules"`
 	}
 	if err := dec.Decode(&s); err != nil {
-		return nil, fmt.Errorf("script %s: %w (it is {\"rules\":[{\"match\",\"unless\",\"calls\":[{\"tool\",\"args\"}],\"reply\",\"exit\"}]})", path, err)
+		return nil, fmt.Errorf("script %s: %w (it is {\"rules\":[{\"match\",\"unless\",\"calls\":[{\"tool\",\"args\"} or {\"sleep_ms\"}],\"reply\",\"exit\"}]})", path, err)
 	}
 	for i, r := range s.Rules {
 		for j, c := range r.Calls {
-			if c.Tool == "" {
-				return nil, fmt.Errorf("script %s: rule %d, call %d has no tool", path, i+1, j+1)
+			if (c.Tool == "") == (c.SleepMS <= 0) {
+				return nil, fmt.Errorf("script %s: rule %d, call %d has no tool, or both a tool and sleep_ms", path, i+1, j+1)
 			}
 		}
 	}
@@ -124,6 +127,13 @@ func (a *agent) respond(ctx context.Context, cliSession, prompt string, started,
 	for _, c := range r.Calls {
 		if ctx.Err() != nil { // cancelled (ACP): the rest of the turn is not wanted
 			break
+		}
+		if c.Tool == "" {
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Duration(c.SleepMS) * time.Millisecond):
+			}
+			continue
 		}
 		args, _ := expand(c.Args, task, a.handle).(map[string]any)
 		if args == nil {
