@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 
@@ -99,26 +100,47 @@ func (m *Mirror) noteFS(fe fsnotify.Event) {
 	m.pending[rel] = true
 }
 
-// flush reads the changed files and brings their changes to the store.
-func (m *Mirror) flush() {
+// emptyGrace is how long a file found empty, whose page is not, is given
+// to be written: an editor that saves in place (and os.WriteFile) empties
+// the file first, and one descheduled between the two under load leaves it
+// empty past the debounce. Taken then, the empty save would be a revision,
+// or, over another writer's newer revision, a conflict that is none.
+const emptyGrace = 500 * time.Millisecond
+
+var emptyHash = hashBytes(nil)
+
+// flush reads the changed files and brings their changes to the store. It
+// reports whether some are held (empty, maybe mid-save) to read again after
+// emptyGrace.
+func (m *Mirror) flush() (held bool) {
 	changed := map[string][]byte{}
-	var removed []string
+	var removed, again []string
 	for rel := range m.pending {
 		fi, err := os.Lstat(m.abs(rel))
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
+			delete(m.held, rel)
 			removed = append(removed, rel)
 		case err != nil:
 			m.log.Warn("read folder", "path", rel, "err", err)
 		case fi.Mode()&fs.ModeSymlink != 0:
 			m.report(rel, "symlinks are not followed")
 		case fi.Mode().IsRegular():
+			if st, ok := m.state(rel); fi.Size() == 0 && ok && st.Hash != emptyHash && !m.held[rel] {
+				m.held[rel] = true
+				again = append(again, rel)
+				continue
+			}
+			delete(m.held, rel)
 			if b, ok, err := m.readFile(rel); ok && err == nil {
 				changed[rel] = b
 			}
 		}
 	}
 	clear(m.pending)
+	for _, rel := range again {
+		m.pending[rel] = true
+	}
 	slices.Sort(removed)
 
 	// A file that disappeared while another with its last synced content
@@ -158,6 +180,7 @@ func (m *Mirror) flush() {
 			m.attachmentFromFile(rel, changed[rel])
 		}
 	}
+	return len(again) > 0
 }
 
 // movedInFolder makes a file moved in the folder a page move. The file at to

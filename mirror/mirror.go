@@ -79,6 +79,9 @@ type Mirror struct {
 	// saving exactly that again is taken as meant, not as a stale save.
 	keptHash map[string]string
 	pending  map[string]bool // changed paths, relative, slash-separated
+	// held are files found empty whose page is not, read again later: an
+	// editor that saves in place empties the file before it writes.
+	held map[string]bool
 	ignored  map[string]bool // reported once
 
 	mu        sync.Mutex
@@ -110,7 +113,7 @@ func Start(ctx context.Context, cfg Config) (*Mirror, error) {
 		return nil, err
 	}
 	m := &Mirror{cfg: cfg, dir: abs, lock: lock, log: cfg.Services.Log.With("mirror", abs), ws: cfg.Actor.Workspace.ID,
-		keptHash: map[string]string{}, pending: map[string]bool{}, ignored: map[string]bool{}, done: make(chan struct{}), ready: make(chan struct{})}
+		keptHash: map[string]string{}, pending: map[string]bool{}, held: map[string]bool{}, ignored: map[string]bool{}, done: make(chan struct{}), ready: make(chan struct{})}
 	m.ctx, m.cancel = context.WithCancel(pages.WithOrigin(atrium.NewContextWithActor(context.WithoutCancel(ctx), cfg.Actor), Origin))
 	// Subscribe before reconciling, so that no write in between is missed.
 	m.events, m.stopEv = cfg.Services.Events()
@@ -191,7 +194,9 @@ func (m *Mirror) run() {
 			}
 			m.log.Warn("watching the folder", "err", err)
 		case <-timer.C:
-			m.flush()
+			if m.flush() {
+				timer.Reset(max(m.cfg.Debounce, emptyGrace))
+			}
 		}
 	}
 }

@@ -626,3 +626,41 @@ func TestSkippedFilesAreEvents(t *testing.T) {
 		}
 	})
 }
+
+// An editor that saves in place empties the file, then writes it: one
+// descheduled in between (here, for four debounces) leaves the file empty
+// past the debounce. The mirror waits for the write: the save is one
+// revision with the whole text, not an empty page, nor, over the agent's
+// newer revision, a conflict copy that takes the user's text away.
+func TestAnInPlaceSaveIsReadWhole(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e store.Engine) {
+		v := newEnv(t, e)
+		v.start()
+		v.writeFile("A.md", "one\n")
+		v.eventually("the file becomes a page", func() bool { _, ok := v.page("A.md"); return ok })
+		v.write("A.md", "one\ntwo, by the agent\n")
+		v.eventually("the agent's edit in the file", func() bool { a, _ := v.file("A.md"); return strings.Contains(a, "agent") })
+
+		f, err := os.OpenFile(filepath.Join(v.dir, "A.md"), os.O_WRONLY|os.O_TRUNC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(4 * v.debnc)
+		want := "one\ntwo, by the agent\nthree, by the user\n"
+		if _, err := f.WriteString(want); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		v.eventually("the save is a revision", func() bool { p, _ := v.page("A.md"); return p.Revision == 3 })
+		if p, _ := v.page("A.md"); p.Content != want {
+			t.Errorf("page = %q, want %q", p.Content, want)
+		}
+		if c := v.m.Conflicts(); len(c) != 0 {
+			t.Errorf("conflicts %+v", c)
+		}
+		time.Sleep(4 * v.debnc)
+		if p, _ := v.page("A.md"); p.Revision != 3 {
+			t.Errorf("revision %d after the save settled, want 3", p.Revision)
+		}
+	})
+}
