@@ -367,7 +367,11 @@ func itemLine(r store.DeliveryRow) string {
 	case atrium.InboxMention:
 		return from + " mentioned you"
 	case atrium.InboxResume:
-		return "your last session on this task ended when Atrium stopped, after you had read what woke it; go on where you left off (see first where the task stands: you may have done part of it)"
+		what := "what woke you"
+		if r.ResumesKind != "" {
+			what = itemLine(store.DeliveryRow{Kind: r.ResumesKind, From: r.ResumesFrom})
+		}
+		return "Atrium stopped while you were at work on this task, and your session ended with it, after you had read this: " + what + ". Go on where you left off (see first where the task stands: you may have done part of it)"
 	}
 	return from + ": " + string(r.Kind)
 }

@@ -320,8 +320,8 @@ func agentCutShort(t *testing.T, end string) {
 	for _, d := range list {
 		if d["kind"] == "resume" {
 			resumed++
-			if d["agent"] != "dede" || !strings.Contains(fmt.Sprint(d["text"]), "Server-side sessions") {
-				t.Errorf("resume %v: to @%v with %q, want dede's, with the answer it had read", d["id"], d["agent"], d["text"])
+			if d["agent"] != "dede" || !strings.Contains(fmt.Sprint(d["what"]), "after you had read this: @duc answered your question") || !strings.Contains(fmt.Sprint(d["text"]), "Server-side sessions") {
+				t.Errorf("resume %v: to @%v, %q with %q; want dede's, saying it had read duc's answer, with the answer", d["id"], d["agent"], d["what"], d["text"])
 			}
 		}
 	}

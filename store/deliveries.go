@@ -46,29 +46,33 @@ type DeliveryRow struct {
 	CommentID                    int64
 	CommentType                  atrium.CommentType
 	CommentBody                  string
-	CreatedAt, UpdatedAt         time.Time
-	DeliveredAt, AckedAt         time.Time
+	// A resume's: the kind of the item it resumes, and who caused that.
+	ResumesKind          atrium.InboxKind
+	ResumesFrom          string
+	CreatedAt, UpdatedAt time.Time
+	DeliveredAt, AckedAt time.Time
 }
 
 const deliveryCols = `d.id, d.workspace_id, d.principal_id, p.handle, d.inbox_id, d.task_id, t.number, t.title, d.kind, d.state,
 	COALESCE(d.session_id, 0), COALESCE(s.uid, ''), d.channel, d.attempts, COALESCE(d.next_at, 0), d.claimed_by, COALESCE(d.claim_until, 0), d.reason,
 	COALESCE(f.handle, ''), COALESCE(i.actor_id, 0), COALESCE(i.comment_id, 0), COALESCE(c.type, ''), COALESCE(c.body, ''),
-	d.created_at, d.updated_at, COALESCE(d.delivered_at, 0), COALESCE(d.acked_at, 0)`
+	COALESCE(ri.kind, ''), COALESCE(rf.handle, ''), d.created_at, d.updated_at, COALESCE(d.delivered_at, 0), COALESCE(d.acked_at, 0)`
 
 const deliveryFrom = ` FROM agent_deliveries d JOIN principals p ON p.id = d.principal_id JOIN tasks t ON t.id = d.task_id
 	JOIN inbox_items i ON i.id = d.inbox_id LEFT JOIN principals f ON f.id = i.actor_id LEFT JOIN task_comments c ON c.id = i.comment_id
-	LEFT JOIN agent_sessions s ON s.id = d.session_id`
+	LEFT JOIN agent_sessions s ON s.id = d.session_id
+	LEFT JOIN inbox_items ri ON ri.id = i.resumes LEFT JOIN principals rf ON rf.id = ri.actor_id`
 
 func scanDelivery(sc scanner) (DeliveryRow, error) {
 	var (
 		r                                           DeliveryRow
-		kind, typ                                   string
+		kind, typ, resumes                          string
 		next, claim, created, updated, deliv, acked int64
 	)
 	err := sc.Scan(&r.ID, &r.WorkspaceID, &r.PrincipalID, &r.Agent, &r.InboxID, &r.TaskID, &r.TaskNumber, &r.TaskTitle, &kind, &r.State,
 		&r.SessionID, &r.SessionUID, &r.Channel, &r.Attempts, &next, &r.ClaimedBy, &claim, &r.Reason,
-		&r.From, &r.FromID, &r.CommentID, &typ, &r.CommentBody, &created, &updated, &deliv, &acked)
-	r.Kind, r.CommentType = atrium.InboxKind(kind), atrium.CommentType(typ)
+		&r.From, &r.FromID, &r.CommentID, &typ, &r.CommentBody, &resumes, &r.ResumesFrom, &created, &updated, &deliv, &acked)
+	r.Kind, r.CommentType, r.ResumesKind = atrium.InboxKind(kind), atrium.CommentType(typ), atrium.InboxKind(resumes)
 	r.NextAt, r.ClaimUntil, r.DeliveredAt, r.AckedAt = maybeMicros(next), maybeMicros(claim), maybeMicros(deliv), maybeMicros(acked)
 	r.CreatedAt, r.UpdatedAt = fromMicros(created), fromMicros(updated)
 	return r, err
@@ -291,20 +295,22 @@ func (tx *Tx) ReturnUnread(ctx context.Context, session int64, reason string) ([
 // end cut the session short after the agent had read what woke it: the
 // agent was at work on it, and the delivery, acknowledged, would never wake
 // it again. It adds a resume item to the agent's inbox (and so a delivery)
-// carrying the comment of the last delivery read in the session, and
+// naming the last item read in the session and carrying its comment, and
 // reports whether the session had read one.
 func (tx *Tx) ResumeRead(ctx context.Context, session int64) (bool, error) {
-	var ws, principal, task int64
+	var ws, principal, task, item int64
 	var comment sql.NullInt64
-	err := tx.queryRow(ctx, `SELECT d.workspace_id, d.principal_id, d.task_id, i.comment_id FROM agent_deliveries d JOIN inbox_items i ON i.id = d.inbox_id
-		WHERE d.session_id = ? AND d.state = 'acknowledged' ORDER BY d.id DESC LIMIT 1`, session).Scan(&ws, &principal, &task, &comment)
+	// A resume cut short in turn names what the first one did.
+	err := tx.queryRow(ctx, `SELECT d.workspace_id, d.principal_id, d.task_id, CASE WHEN i.kind = 'resume' AND i.resumes IS NOT NULL THEN i.resumes ELSE i.id END, i.comment_id
+		FROM agent_deliveries d JOIN inbox_items i ON i.id = d.inbox_id
+		WHERE d.session_id = ? AND d.state = 'acknowledged' ORDER BY d.id DESC LIMIT 1`, session).Scan(&ws, &principal, &task, &item, &comment)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	return true, tx.AddInbox(ctx, InboxEntry{Workspace: ws, Principal: principal, Task: task, Comment: comment.Int64, Kind: atrium.InboxResume})
+	return true, tx.AddInbox(ctx, InboxEntry{Workspace: ws, Principal: principal, Task: task, Comment: comment.Int64, Kind: atrium.InboxResume, Resumes: item})
 }
 
 // AckDeliveries acknowledges agent principal's deliveries in workspace ws

@@ -434,13 +434,14 @@ func (tx *Tx) ClearWaits(ctx context.Context, task, p int64, reason string) (int
 type InboxEntry struct {
 	Workspace, Principal, Task, Comment, Actor int64
 	Kind                                       atrium.InboxKind
+	Resumes                                    int64 // a resume's: the item read before Atrium ended
 }
 
 // AddInbox adds an item to a principal's inbox.
 func (tx *Tx) AddInbox(ctx context.Context, e InboxEntry) error {
 	var id int64
-	err := tx.queryRow(ctx, `INSERT INTO inbox_items (workspace_id, principal_id, kind, task_id, comment_id, actor_id, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`, e.Workspace, e.Principal, string(e.Kind), e.Task, nullID(e.Comment), nullID(e.Actor), micros(tx.now)).Scan(&id)
+	err := tx.queryRow(ctx, `INSERT INTO inbox_items (workspace_id, principal_id, kind, task_id, comment_id, actor_id, created_at, resumes)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, e.Workspace, e.Principal, string(e.Kind), e.Task, nullID(e.Comment), nullID(e.Actor), micros(tx.now), nullID(e.Resumes)).Scan(&id)
 	if err != nil {
 		return err
 	}
