@@ -81,8 +81,8 @@ type Mirror struct {
 	pending  map[string]bool // changed paths, relative, slash-separated
 	// held are files found empty whose page is not, read again later: an
 	// editor that saves in place empties the file before it writes.
-	held map[string]bool
-	ignored  map[string]bool // reported once
+	held    map[string]bool
+	ignored map[string]bool // reported once
 
 	mu        sync.Mutex
 	conflicts []Conflict
