@@ -45,7 +45,7 @@ func healthz(t *testing.T, srv *server) (int, map[string]string) {
 // internal error; /healthz says 503 while writes cannot commit and 200 again
 // on its own once they can.
 func TestDiskFullIsUnavailableAndUnhealthy(t *testing.T) {
-	dir := mustTmpfs(t, "3m")
+	dir := mustTmpfs(t, "16m")
 	srv := startServe(t, filepath.Join(dir, "atrium.db"))
 	put := func(i int, content string) (int, string, http.Header) {
 		body, _ := json.Marshal(map[string]string{"content": content})

@@ -160,6 +160,9 @@ func Open(ctx context.Context, dsn string, opts *Options) (*DB, error) {
 	return db, nil
 }
 
+// pageSize is a new SQLite store's page size (see openSQLite).
+const pageSize = 16 << 10
+
 func (db *DB) openSQLite(ctx context.Context, readConns int) error {
 	db.engine = SQLite
 	db.conns = readConns
@@ -168,7 +171,7 @@ func (db *DB) openSQLite(ctx context.Context, readConns int) error {
 		return errors.New("sqlite: empty database path")
 	}
 	// FULL synchronous: a write the caller saw acknowledged survives power loss too.
-	base := "file:" + (&url.URL{Path: p}).EscapedPath() + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
+	base := "file:" + (&url.URL{Path: p}).EscapedPath() + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)"
 	var err error
 	if db.w, err = sql.Open("sqlite", base+"&_txlock=immediate"); err != nil {
 		return err
@@ -177,12 +180,21 @@ func (db *DB) openSQLite(ctx context.Context, readConns int) error {
 	db.w.SetMaxIdleConns(1)
 	db.w.SetConnMaxLifetime(0)
 	db.w.SetConnMaxIdleTime(0)
+	// A new store's pages are 16 KiB: a page's row, its packed text, is 1–4
+	// KiB, and at 4 KiB a page held one such row with a third of it unused,
+	// while a list's row (up to postingRowBytes) spilled to overflow pages
+	// that a search read one by one. The page size holds only if it is set
+	// before the switch to WAL writes the header (an older store keeps its
+	// own), so the switch is made here and not among the DSN's pragmas,
+	// which the driver runs in alphabetical order. WAL is the store's for
+	// good once set: the readers find it in the header.
+	//
 	// Two processes creating one database at once (a client that spawns
 	// atrium mcp twice) race to switch it to WAL, which SQLite answers with
 	// SQLITE_BUSY at once, without waiting out the busy timeout: try again
 	// for as long as that timeout.
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		err = db.w.PingContext(ctx)
+		_, err = db.w.ExecContext(ctx, "PRAGMA page_size = "+strconv.Itoa(pageSize)+"; PRAGMA journal_mode = WAL")
 		if err == nil || !strings.Contains(err.Error(), "SQLITE_BUSY") || time.Now().After(deadline) {
 			break
 		}

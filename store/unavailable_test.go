@@ -104,7 +104,7 @@ func waitPing(t *testing.T, db *store.DB, healthy bool) error {
 }
 
 func TestDiskFullIsUnavailable(t *testing.T) {
-	dir := MustTmpfs(t, "2m")
+	dir := MustTmpfs(t, "16m")
 	db, err := store.Open(context.Background(), filepath.Join(dir, "atrium.db"), &store.Options{Conns: 1})
 	if err != nil {
 		t.Fatal(err)
