@@ -100,11 +100,12 @@ func (m *Mirror) noteFS(fe fsnotify.Event) {
 	m.pending[rel] = true
 }
 
-// emptyGrace is how long a file found empty, whose page is not, is given
-// to be written: an editor that saves in place (and os.WriteFile) empties
-// the file first, and one descheduled between the two under load leaves it
-// empty past the debounce. Taken then, the empty save would be a revision,
-// or, over another writer's newer revision, a conflict that is none.
+// emptyGrace is how long a file found empty, whose page is not (or that has
+// no page yet), is given to be written: an editor that saves in place (and
+// os.WriteFile) empties or creates the file first, and one descheduled
+// between the two under load leaves it empty past the debounce. Taken then,
+// the empty save would be a revision, or, when another writer's revision
+// comes in between, a conflict that is none.
 const emptyGrace = 500 * time.Millisecond
 
 var emptyHash = hashBytes(nil)
@@ -126,7 +127,7 @@ func (m *Mirror) flush() (held bool) {
 		case fi.Mode()&fs.ModeSymlink != 0:
 			m.report(rel, "symlinks are not followed")
 		case fi.Mode().IsRegular():
-			if st, ok := m.state(rel); fi.Size() == 0 && ok && st.Hash != emptyHash && !m.held[rel] {
+			if st, ok := m.state(rel); fi.Size() == 0 && !(ok && st.Hash == emptyHash) && !m.held[rel] {
 				m.held[rel] = true
 				again = append(again, rel)
 				continue

@@ -80,7 +80,8 @@ type Mirror struct {
 	keptHash map[string]string
 	pending  map[string]bool // changed paths, relative, slash-separated
 	// held are files found empty whose page is not, read again later: an
-	// editor that saves in place empties the file before it writes.
+	// editor that saves in place empties (or creates) the file before it
+	// writes.
 	held    map[string]bool
 	ignored map[string]bool // reported once
 

@@ -637,7 +637,7 @@ func TestAnInPlaceSaveIsReadWhole(t *testing.T) {
 		v := newEnv(t, e)
 		v.start()
 		v.writeFile("A.md", "one\n")
-		v.eventually("the file becomes a page", func() bool { _, ok := v.page("A.md"); return ok })
+		v.eventually("the file becomes a page", func() bool { p, _ := v.page("A.md"); return p.Content == "one\n" })
 		v.write("A.md", "one\ntwo, by the agent\n")
 		v.eventually("the agent's edit in the file", func() bool { a, _ := v.file("A.md"); return strings.Contains(a, "agent") })
 
@@ -661,6 +661,21 @@ func TestAnInPlaceSaveIsReadWhole(t *testing.T) {
 		time.Sleep(4 * v.debnc)
 		if p, _ := v.page("A.md"); p.Revision != 3 {
 			t.Errorf("revision %d after the save settled, want 3", p.Revision)
+		}
+
+		// A new file, made and then written the same way, is one revision.
+		f, err = os.OpenFile(filepath.Join(v.dir, "B.md"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(4 * v.debnc)
+		if _, err := f.WriteString("B, new\n"); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		v.eventually("the new file is a page", func() bool { p, _ := v.page("B.md"); return p.Content == "B, new\n" })
+		if p, _ := v.page("B.md"); p.Revision != 1 {
+			t.Errorf("the new file's page is at revision %d, want 1 (an empty page first?)", p.Revision)
 		}
 	})
 }
