@@ -395,41 +395,53 @@ func cmpDur(v, def time.Duration) time.Duration {
 	return def
 }
 
+// An unreadFate is what becomes of the deliveries that went into a session
+// unread, decided in the transaction that ends it (endSession): the
+// delivery IDs it moved.
+type unreadFate func(context.Context, *store.Tx) ([]int64, error)
+
 // failUnread fails the deliveries that went into a session that ended
 // before its agent read them, and has the dispatcher retry them.
-func (s *Service) failUnread(row store.AgentSessionRow, reason string) {
-	s.endUnread(row, func(ctx context.Context, tx *store.Tx) ([]int64, error) {
+func failUnread(row store.AgentSessionRow, reason string) unreadFate {
+	return func(ctx context.Context, tx *store.Tx) ([]int64, error) {
 		return tx.FailUnread(ctx, row.ID, reason, retryAfter)
-	})
+	}
 }
 
 // returnUnread gives back, uncounted and due at once, the deliveries of a
 // session that Atrium's own shutdown ended: another replica, or this one
 // when it starts again, takes them; and wakes the agent again on the task
 // if it had read them, and so was at work (ResumeRead).
-func (s *Service) returnUnread(row store.AgentSessionRow, reason string) {
-	s.endUnread(row, func(ctx context.Context, tx *store.Tx) ([]int64, error) {
+func returnUnread(row store.AgentSessionRow, reason string) unreadFate {
+	return func(ctx context.Context, tx *store.Tx) ([]int64, error) {
 		ids, err := tx.ReturnUnread(ctx, row.ID, reason)
 		if err != nil {
 			return nil, err
 		}
 		_, err = tx.ResumeRead(ctx, row.ID)
 		return ids, err
-	})
+	}
 }
 
-func (s *Service) endUnread(row store.AgentSessionRow, end func(context.Context, *store.Tx) ([]int64, error)) {
+// endSession records that a session ended, and what becomes of its unread
+// deliveries, in one transaction: in two, a kill between them (a stop that
+// overran its grace and was killed) left the deliveries in a session that
+// was over, where nothing takes them up again.
+func (s *Service) endSession(row store.AgentSessionRow, state, reason string, code *int, fate unreadFate) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		ids, err := end(ctx, tx)
+		if err := recordState(ctx, tx, row, state, reason, code, true); err != nil {
+			return err
+		}
+		ids, err := fate(ctx, tx)
 		if err != nil || len(ids) == 0 {
 			return err
 		}
 		return tx.EmitJSON(ctx, row.WorkspaceID, 0, EventDelivery, row.UID, map[string]any{"deliveries": ids, "state": store.DeliveryFailed})
 	})
 	if err != nil && !errors.Is(err, context.Canceled) {
-		s.log.Error("fail an ended session's unread deliveries", "session", row.UID, "err", err)
+		s.log.Error("record an agent session's end and its unread deliveries", "session", row.UID, "state", state, "err", err)
 	}
 	s.nudge()
 }

@@ -179,12 +179,11 @@ func (s *Service) start(ctx context.Context, a *atrium.Actor, r StartRequest, on
 		return Session{}, nil, err
 	}
 	fail := func(err error) (Session, *run, error) {
-		s.setState(row, StateFailed, err.Error(), nil, true)
+		fate := failUnread(row, "the session "+uid+" could not start: "+err.Error())
 		if ctx.Err() != nil { // Atrium is stopping: no fault of the deliveries
-			s.returnUnread(row, "the session "+uid+" ended with Atrium (it stopped) as it started")
-		} else {
-			s.failUnread(row, "the session "+uid+" could not start: "+err.Error())
+			fate = returnUnread(row, "the session "+uid+" ended with Atrium (it stopped) as it started")
 		}
+		s.endSession(row, StateFailed, err.Error(), nil, fate)
 		ses, _ := s.Session(ctx, uid)
 		return ses, nil, err
 	}
@@ -354,12 +353,11 @@ func (s *Service) supervise(row store.AgentSessionRow, ag Agent, wt worktree, ru
 		}
 		cancel()
 	}
-	s.setState(row, state, reason, &code, true)
+	fate := failUnread(row, fmt.Sprintf("the session %s ended (%s, exit code %d) before the agent read it", row.UID, state, code))
 	if withAtrium {
-		s.returnUnread(row, "the session "+row.UID+" ended with Atrium (it stopped) before the agent read it")
-	} else {
-		s.failUnread(row, fmt.Sprintf("the session %s ended (%s, exit code %d) before the agent read it", row.UID, state, code))
+		fate = returnUnread(row, "the session "+row.UID+" ended with Atrium (it stopped) before the agent read it")
 	}
+	s.endSession(row, state, reason, &code, fate)
 	ru.endViewers(state)
 	close(ru.ended)
 }
@@ -369,15 +367,18 @@ func (s *Service) setState(row store.AgentSessionRow, state, reason string, code
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		if err := tx.SetAgentSession(ctx, row.ID, state, reason, code, row.TokenID, ended); err != nil {
-			return err
-		}
-		row.State, row.Reason = state, reason
-		return tx.EmitJSON(ctx, row.WorkspaceID, 0, EventSessionChanged, row.UID, map[string]any{"session": row.UID, "state": state, "reason": reason, "exit_code": code})
+		return recordState(ctx, tx, row, state, reason, code, ended)
 	})
 	if err != nil {
 		s.log.Error("record an agent session's state", "session", row.UID, "state", state, "err", err)
 	}
+}
+
+func recordState(ctx context.Context, tx *store.Tx, row store.AgentSessionRow, state, reason string, code *int, ended bool) error {
+	if err := tx.SetAgentSession(ctx, row.ID, state, reason, code, row.TokenID, ended); err != nil {
+		return err
+	}
+	return tx.EmitJSON(ctx, row.WorkspaceID, 0, EventSessionChanged, row.UID, map[string]any{"session": row.UID, "state": state, "reason": reason, "exit_code": code})
 }
 
 func (s *Service) revoke(tokenID int64) {
