@@ -78,12 +78,10 @@ func (s *Service) Enable(ctx context.Context, cfg RunnerConfig) error {
 			if err := tx.SetAgentSession(ctx, r.ID, StateFailed, "Atrium stopped while it ran", nil, 0, true); err != nil {
 				return err
 			}
-			// Atrium's own end is no fault of the delivery: again at once.
-			if _, err := tx.ReturnUnread(ctx, r.ID, "the session "+r.UID+" ended with Atrium before the agent read it"); err != nil {
-				return err
-			}
-			// What it had read, it was at work on: woken again, it goes on.
-			if _, err := tx.ResumeRead(ctx, r.ID); err != nil {
+			// Atrium's own end is no fault of the delivery: again at once;
+			// and what the agent had read, it was at work on: woken again,
+			// it goes on.
+			if _, err := returnUnread(r, "the session "+r.UID+" ended with Atrium before the agent read it")(ctx, tx); err != nil {
 				return err
 			}
 			if r.TokenID != 0 {
@@ -255,7 +253,7 @@ func (s *Service) start(ctx context.Context, a *atrium.Actor, r StartRequest, on
 	s.mu.Lock()
 	s.running[uid] = ru
 	s.mu.Unlock()
-	s.setState(row, StateRunning, "", nil, false)
+	s.setState(row, StateRunning)
 	go s.supervise(row, ag, wt, ru, r.Task, task.Title)
 	switch {
 	case ag.Wake == WakeStreamJSON || ag.Wake == WakeACP:
@@ -362,12 +360,13 @@ func (s *Service) supervise(row store.AgentSessionRow, ag Agent, wt worktree, ru
 	close(ru.ended)
 }
 
-// setState records a session's state and tells everyone.
-func (s *Service) setState(row store.AgentSessionRow, state, reason string, code *int, ended bool) {
+// setState records the state of a session that goes on, and tells
+// everyone; endSession records its end.
+func (s *Service) setState(row store.AgentSessionRow, state string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		return recordState(ctx, tx, row, state, reason, code, ended)
+		return recordState(ctx, tx, row, state, "", nil, false)
 	})
 	if err != nil {
 		s.log.Error("record an agent session's state", "session", row.UID, "state", state, "err", err)

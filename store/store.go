@@ -454,6 +454,12 @@ type scanner interface{ Scan(...any) error }
 // queryAll runs q and reads every row it returns with scan.
 func queryAll[T any](ctx context.Context, tx *Tx, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
 	rows, err := tx.query(ctx, q, args...)
+	return readAll(rows, err, scan)
+}
+
+// readAll reads every row of rows, the result of a query that failed with
+// err or not, with scan.
+func readAll[T any](rows *sql.Rows, err error, scan func(scanner) (T, error)) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -721,7 +727,8 @@ var droppedTable = regexp.MustCompile(`(?i)\bDROP TABLE\s+(?:IF EXISTS\s+)?(\w+)
 // minutes.
 func checkReferences(ctx context.Context, tx *sql.Tx, tables []string) error {
 	for _, t := range tables {
-		referring, err := queryStrings(ctx, tx, `SELECT DISTINCT m.name FROM sqlite_schema m, pragma_foreign_key_list(m.name) f WHERE m.type = 'table' AND f."table" = ?`, t)
+		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT m.name FROM sqlite_schema m, pragma_foreign_key_list(m.name) f WHERE m.type = 'table' AND f."table" = ?`, t)
+		referring, err := readAll(rows, err, scanString)
 		if err != nil {
 			return err
 		}
@@ -739,23 +746,6 @@ func checkReferences(ctx context.Context, tx *sql.Tx, tables []string) error {
 		}
 	}
 	return nil
-}
-
-func queryStrings(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
 }
 
 // SchemaVersion reports the newest migration applied.
