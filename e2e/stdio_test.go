@@ -50,6 +50,7 @@ func pipedSession() (in string, good []float64, bad []badLine) {
 		{`"ping"`, -32600, nil},
 		{`{"jsonrpc":"2.0","result":{}}`, -32600, nil},
 		{`{"jsonrpc":"2.0","id":110,"error":"junk"}`, -32600, nil},
+		{`{"jsonrpc":"2.0","id":111,"method":"ping","x":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}`, -32600, nil},
 	}
 	call := func(id int, method, params string) string {
 		good = append(good, float64(id))

@@ -76,16 +76,24 @@ func (r *rejection) response() wireError {
 // is rejected quietly: nothing answers a notification. A message that is
 // not a request or response at all is answered with a null id.
 func parseMessage(data []byte) (jsonrpc.Message, *rejection) {
-	if r := checkJSON(data); r != nil {
+	// An object is read once, into the map (whose decoder checks its syntax
+	// first, with the error a bare check gives), not checked, then read,
+	// then decoded once more: a 3 KB write_page spent a tenth of its CPU so.
+	if r := checkUTF8(data); r != nil {
 		return nil, r
 	}
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 || data[0] != '{' {
+	if trimmed := bytes.TrimSpace(data); len(trimmed) == 0 || trimmed[0] != '{' {
+		if r := checkJSON(data); r != nil {
+			return nil, r
+		}
 		return nil, reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "invalid request: a message must be a JSON object")
 	}
 	var fields map[string]json.RawMessage // keys match exactly, as the SDK's decoder's do
 	if err := json.Unmarshal(data, &fields); err != nil {
-		return nil, reject(jsonrpc.ID{}, jsonrpc.CodeParseError, "parse error: %s", jsonerr.Describe(err))
+		return nil, parseError(err)
+	}
+	if r := checkDepth(data); r != nil {
+		return nil, r
 	}
 	id, idErr := readID(fields["id"])
 	if idErr != "" {
@@ -94,8 +102,7 @@ func parseMessage(data []byte) (jsonrpc.Message, *rejection) {
 	if v, ok := fields["jsonrpc"]; !ok || string(v) != `"2.0"` {
 		return nil, reject(id, jsonrpc.CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
 	}
-	method, isRequest := fields["method"]
-	if isRequest {
+	if method, isRequest := fields["method"]; isRequest {
 		var name string
 		if json.Unmarshal(method, &name) != nil {
 			return nil, reject(id, jsonrpc.CodeInvalidRequest, `invalid request: "method" must be a string`)
@@ -103,14 +110,16 @@ func parseMessage(data []byte) (jsonrpc.Message, *rejection) {
 		if r := checkParams(id, name, fields["params"]); r != nil {
 			return nil, r
 		}
-	} else {
-		// A response to a request of ours: it needs our id, and a result or
-		// an error object.
-		_, hasResult := fields["result"]
-		e, hasError := fields["error"]
-		if !id.IsValid() || hasResult == hasError || (hasError && !isWireError(e)) {
-			return nil, reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, `invalid request: a request needs a "method"; a response needs an "id" and a "result" or an "error" object`)
-		}
+		// What jsonrpc.DecodeMessage would make of it, without reading the
+		// message a third time.
+		return &jsonrpc.Request{ID: id, Method: name, Params: fields["params"]}, nil
+	}
+	// A response to a request of ours: it needs our id, and a result or an
+	// error object.
+	_, hasResult := fields["result"]
+	e, hasError := fields["error"]
+	if !id.IsValid() || hasResult == hasError || (hasError && !isWireError(e)) {
+		return nil, reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, `invalid request: a request needs a "method"; a response needs an "id" and a "result" or an "error" object`)
 	}
 	msg, err := jsonrpc.DecodeMessage(data)
 	if err != nil { // what the checks above let through, the SDK should take
@@ -123,21 +132,38 @@ func parseMessage(data []byte) (jsonrpc.Message, *rejection) {
 // (which Go's decoder would quietly replace), a syntax error, or nesting
 // deeper than the SDK decodes.
 func checkJSON(data []byte) *rejection {
-	if !utf8.Valid(data) {
-		at := 0
-		for at < len(data) {
-			r, n := utf8.DecodeRune(data[at:])
-			if r == utf8.RuneError && n <= 1 {
-				break
-			}
-			at += n
+	if r := checkUTF8(data); r != nil {
+		return r
+	}
+	if !json.Valid(data) {
+		var v json.RawMessage
+		return parseError(json.Unmarshal(data, &v))
+	}
+	return checkDepth(data)
+}
+
+// checkUTF8 rejects invalid UTF-8, which Go's decoder would quietly replace.
+func checkUTF8(data []byte) *rejection {
+	if utf8.Valid(data) {
+		return nil
+	}
+	at := 0
+	for at < len(data) {
+		r, n := utf8.DecodeRune(data[at:])
+		if r == utf8.RuneError && n <= 1 {
+			break
 		}
-		return reject(jsonrpc.ID{}, jsonrpc.CodeParseError, "parse error: the message is not valid UTF-8 (byte %d)", at+1)
+		at += n
 	}
-	var v json.RawMessage
-	if err := json.Unmarshal(data, &v); err != nil {
-		return reject(jsonrpc.ID{}, jsonrpc.CodeParseError, "parse error: %s", jsonerr.Describe(err))
-	}
+	return reject(jsonrpc.ID{}, jsonrpc.CodeParseError, "parse error: the message is not valid UTF-8 (byte %d)", at+1)
+}
+
+func parseError(err error) *rejection {
+	return reject(jsonrpc.ID{}, jsonrpc.CodeParseError, "parse error: %s", jsonerr.Describe(err))
+}
+
+// checkDepth rejects well-formed JSON nested deeper than the SDK decodes.
+func checkDepth(data []byte) *rejection {
 	depth, inString, escaped := 0, false, false
 	for _, b := range data {
 		switch {
@@ -270,7 +296,7 @@ func parseBatch(data []byte) []wireError {
 	return out
 }
 
-// isBatch reports whether data (valid JSON) is an array.
+// isBatch reports whether data (if it is valid JSON) is an array.
 func isBatch(data []byte) bool {
 	data = bytes.TrimLeft(data, " \t\r\n")
 	return len(data) > 0 && data[0] == '['
@@ -475,14 +501,14 @@ func (n *notHandled) finish() {
 // checkBody is the rejection of a POSTed body, or nil when the SDK may
 // take it.
 func checkBody(body []byte) *rejection {
-	if r := checkJSON(body); r != nil {
-		return r
-	}
 	if !isBatch(body) {
 		if _, r := parseMessage(body); r != nil && !r.quiet {
 			return r
 		}
 		return nil
+	}
+	if r := checkJSON(body); r != nil {
+		return r
 	}
 	var elems []json.RawMessage
 	if json.Unmarshal(body, &elems) != nil || len(elems) == 0 {

@@ -179,7 +179,7 @@ func readLine(br *bufio.Reader, max int, buf []byte) (line []byte, tooLong bool,
 
 // handle answers a bad line, or hands its message on.
 func (c *lineConn) handle(line []byte) error {
-	if checkJSON(line) == nil && isBatch(line) {
+	if isBatch(line) && checkJSON(line) == nil {
 		return c.writeJSON(parseBatch(line))
 	}
 	msg, r := parseMessage(line)

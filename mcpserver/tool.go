@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -104,12 +105,13 @@ func NewRenderedTool[In, Out any](spec *mcp.Tool, need atrium.Role, h Handler[In
 		d.OutputSchema = withErrorBranch(success)
 		return &d
 	})
-	input := sync.OnceValues(func() (*jsonschema.Resolved, error) {
+	input := sync.OnceValues(func() (inputSchema, error) {
 		in, ok := t.def().InputSchema.(*jsonschema.Schema)
 		if !ok {
-			return nil, fmt.Errorf("tool %s: a typed tool's input schema must be a *jsonschema.Schema", spec.Name)
+			return inputSchema{}, fmt.Errorf("tool %s: a typed tool's input schema must be a *jsonschema.Schema", spec.Name)
 		}
-		return in.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+		r, err := in.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+		return inputSchema{r, mayHaveDefaults(in)}, err
 	})
 	t.add = func(s *Server, ms *mcp.Server, ws int64) {
 		ms.AddTool(registration(spec), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -191,12 +193,26 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest, ws int64, t
 	return res, nil
 }
 
+// inputSchema is a tool's resolved input schema, and whether it may fill in
+// any default.
+type inputSchema struct {
+	*jsonschema.Resolved
+	defaults bool
+}
+
+// mayHaveDefaults reports whether s names a default anywhere; a property
+// called "default" makes it say yes, which only costs a call a little time.
+func mayHaveDefaults(s *jsonschema.Schema) bool {
+	b, err := json.Marshal(s)
+	return err != nil || bytes.Contains(b, []byte(`"default"`))
+}
+
 // decodeArgs checks a call's arguments against the tool's input schema, fills
 // in its defaults and decodes them into In, as the SDK's typed tools do. A
 // mistake is the caller's: invalid_argument, saying what to change. aliases
 // (other names of top-level parameters, see Tool.WithAliases) are renamed
 // first; an unknown top-level field is named with the nearest known one.
-func decodeArgs[In any](raw json.RawMessage, schema *jsonschema.Resolved, aliases map[string]string) (In, error) {
+func decodeArgs[In any](raw json.RawMessage, schema inputSchema, aliases map[string]string) (In, error) {
 	var in In
 	args := map[string]any{}
 	if len(raw) > 0 && string(raw) != "null" {
@@ -204,7 +220,8 @@ func decodeArgs[In any](raw json.RawMessage, schema *jsonschema.Resolved, aliase
 			return in, atrium.Errorf(atrium.EInvalid, "invalid arguments: they must be a JSON object of named parameters")
 		}
 	}
-	if err := renameAliases(args, aliases, schema.Schema()); err != nil {
+	renamed, err := renameAliases(args, aliases, schema.Schema())
+	if err != nil {
 		return in, err
 	}
 	if err := unknownFields(args, schema.Schema(), aliases); err != nil {
@@ -216,9 +233,13 @@ func decodeArgs[In any](raw json.RawMessage, schema *jsonschema.Resolved, aliase
 	if err := schema.Validate(&args); err != nil {
 		return in, atrium.Errorf(atrium.EInvalid, "invalid arguments: %s", describeInvalid(err))
 	}
-	b, err := json.Marshal(args)
-	if err != nil {
-		return in, atrium.Errorf(atrium.EInvalid, "invalid arguments: %s", jsonerr.Describe(err))
+	// The arguments as checked are the arguments as sent, unless an alias was
+	// renamed or a default filled in: then In is decoded from the map.
+	b := []byte(raw)
+	if renamed || schema.defaults || len(raw) == 0 {
+		if b, err = json.Marshal(args); err != nil {
+			return in, atrium.Errorf(atrium.EInvalid, "invalid arguments: %s", jsonerr.Describe(err))
+		}
 	}
 	if err := json.Unmarshal(b, &in); err != nil {
 		return in, atrium.Errorf(atrium.EInvalid, "invalid arguments: %s", jsonerr.Describe(err))
@@ -228,7 +249,7 @@ func decodeArgs[In any](raw json.RawMessage, schema *jsonschema.Resolved, aliase
 
 // renameAliases gives each argument named by an alias its parameter's name,
 // for the aliases of parameters the tool has (one table may serve several).
-func renameAliases(args map[string]any, aliases map[string]string, schema *jsonschema.Schema) error {
+func renameAliases(args map[string]any, aliases map[string]string, schema *jsonschema.Schema) (renamed bool, err error) {
 	for _, alias := range slices.Sorted(maps.Keys(aliases)) {
 		v, ok := args[alias]
 		name := aliases[alias]
@@ -236,12 +257,13 @@ func renameAliases(args map[string]any, aliases map[string]string, schema *jsons
 			continue
 		}
 		if prev, both := args[name]; both && !reflect.DeepEqual(prev, v) {
-			return atrium.Errorf(atrium.EInvalid, "invalid arguments: %s and %s name the same parameter with different values; give one", alias, name)
+			return renamed, atrium.Errorf(atrium.EInvalid, "invalid arguments: %s and %s name the same parameter with different values; give one", alias, name)
 		}
 		delete(args, alias)
 		args[name] = v
+		renamed = true
 	}
-	return nil
+	return renamed, nil
 }
 
 // unknownFields refuses a top-level argument the schema does not list, naming
