@@ -102,7 +102,7 @@ func TestWriteNeverOverwritesSilently(t *testing.T) {
 		}
 		// The same content again is no new revision.
 		r, err = v.svc.WritePage(v.ctx, pages.WriteRequest{Path: "Notes.md", Content: "two", BaseRevision: 2})
-		if err != nil || r.Changed || r.Page.Revision != 2 {
+		if err != nil || r.Changed || r.Page.Revision != 2 || r.Page.Content != "two" {
 			t.Fatalf("identical write: %+v, %v", r, err)
 		}
 		// base_revision for a page that does not exist is a mistake worth telling.

@@ -209,7 +209,7 @@ func (s *Service) WritePage(ctx context.Context, r WriteRequest) (WriteResult, e
 	idx.Packed = s.db.PackText(r.Content)
 	var res WriteResult
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		cur, err := tx.PageByPath(ctx, a.Workspace.ID, path)
+		cur, err := tx.PageMetaByPath(ctx, a.Workspace.ID, path)
 		switch {
 		case atrium.ErrorCode(err) == atrium.ENotFound:
 			if r.BaseRevision > 0 {
@@ -232,7 +232,8 @@ func (s *Service) WritePage(ctx context.Context, r WriteRequest) (WriteResult, e
 		}
 		res.Page = cur
 		if cur.ContentHash == contentHash(r.Content) && cur.Path == path {
-			return nil // already so: no new revision
+			res.Page.Content = r.Content // what cur, read without it, holds
+			return nil                   // already so: no new revision
 		}
 		res.Changed = true
 		res.Page.Path = path

@@ -85,7 +85,21 @@ func scanPage(sc scanner) (atrium.Page, error) {
 
 // PageByPath returns the page at path (any case) in workspace ws, or not_found.
 func (tx *Tx) PageByPath(ctx context.Context, ws int64, path string) (atrium.Page, error) {
-	p, err := scanPage(tx.queryRow(ctx, "SELECT "+pageCols+pageFrom+" WHERE p.workspace_id = ? AND p.path_key = ?", ws, PathKey(path)))
+	return tx.pageByPath(ctx, pageCols, ws, path)
+}
+
+// pageMetaCols are pageCols with NULL for the text.
+var pageMetaCols = strings.Replace(pageCols, "p.content,", "NULL,", 1)
+
+// PageMetaByPath is PageByPath without the page's text (Content is empty),
+// for a writer that replaces it: reading and inflating the text it checks
+// by its hash was a tenth of a write_page.
+func (tx *Tx) PageMetaByPath(ctx context.Context, ws int64, path string) (atrium.Page, error) {
+	return tx.pageByPath(ctx, pageMetaCols, ws, path)
+}
+
+func (tx *Tx) pageByPath(ctx context.Context, cols string, ws int64, path string) (atrium.Page, error) {
+	p, err := scanPage(tx.queryRow(ctx, "SELECT "+cols+pageFrom+" WHERE p.workspace_id = ? AND p.path_key = ?", ws, PathKey(path)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return p, atrium.Errorf(atrium.ENotFound, "Page not found at path: %s", path)
 	}
