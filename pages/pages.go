@@ -199,6 +199,12 @@ func (s *Service) WritePage(ctx context.Context, r WriteRequest) (WriteResult, e
 	if err != nil {
 		return WriteResult{}, err
 	}
+	// The text is packed while it is parsed and indexed: a tenth of a
+	// write's time each, on a core that is otherwise idle while one caller
+	// waits. (The channel is buffered: a parse that fails leaves nothing
+	// waiting.)
+	packed := make(chan store.PackedText, 1)
+	go func() { packed <- s.db.PackText(r.Content) }()
 	pc, err := parse(path, r.Content)
 	if err != nil {
 		return WriteResult{}, err
@@ -206,7 +212,7 @@ func (s *Service) WritePage(ctx context.Context, r WriteRequest) (WriteResult, e
 	// Derived before the transaction, so that other writers do not wait
 	// on it; for content that turns out unchanged it was done in vain.
 	idx := pc.index(path)
-	idx.Packed = s.db.PackText(r.Content)
+	idx.Packed = <-packed
 	var res WriteResult
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		cur, err := tx.PageMetaByPath(ctx, a.Workspace.ID, path)
