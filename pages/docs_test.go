@@ -568,3 +568,32 @@ func TestImportBatchesByBytes(t *testing.T) {
 		t.Errorf("search after the import: %d results, %v", found.Total, err)
 	}
 }
+
+// An import into a large workspace writes bigger batches, with the heap
+// they need; the workspace's size counts its private pages.
+func TestImportBatchesGrowWithTheWorkspace(t *testing.T) {
+	small, smallHeap := pages.ImportOptionsFor(pages.LargeImport - 1)
+	large, largeHeap := pages.ImportOptionsFor(pages.LargeImport)
+	if small.BatchSize != 2000 || small.BatchBytes != 6<<20 || smallHeap != 224<<20 {
+		t.Errorf("below %d pages: %+v, heap %d MiB; want the defaults, 224 MiB", pages.LargeImport, small, smallHeap>>20)
+	}
+	if large.BatchSize <= small.BatchSize || large.BatchBytes <= small.BatchBytes {
+		t.Errorf("from %d pages: %+v, no bigger than %+v", pages.LargeImport, large, small)
+	}
+	// The heap grows with the batch's text, by at least as much.
+	if largeHeap*int64(small.BatchBytes) < smallHeap*int64(large.BatchBytes) {
+		t.Errorf("heap %d MiB for %d MB batches against %d MiB for %d MB", largeHeap>>20, large.BatchBytes>>20, smallHeap>>20, small.BatchBytes>>20)
+	}
+
+	v := mustEnv(t, store.SQLite)
+	files := []pages.File{{Path: "A.md", Content: "# A\n"}, {Path: "B.md", Content: "---\naccess: public\n---\n# B\n"}}
+	if _, err := v.svc.Import(v.ctx, slices.Values(files), large); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := v.svc.PageCount(v.ctx); err != nil || n != 2 {
+		t.Errorf("PageCount = %d, %v; want 2, the private page too", n, err)
+	}
+	if _, err := v.svc.PageCount(v.withRole(t, "rita", atrium.RoleReader)); atrium.ErrorCode(err) != atrium.EPermission {
+		t.Errorf("a reader's PageCount: %v; want permission_denied", err)
+	}
+}

@@ -33,8 +33,26 @@ type Progress interface {
 type ImportOptions struct {
 	Options
 	// Progress, if set, is told of each batch. Counting the pages first costs
-	// one more walk of names only; it runs only when Progress is set.
+	// one more walk of names only; it runs only when Progress is set and
+	// Total is not.
 	Progress Progress
+	// Total is how many pages the folder holds (CountPages), when known.
+	Total int
+	// Batches tunes the writes (BatchSize, BatchBytes: pages.ImportOptionsFor).
+	Batches pages.ImportOptions
+}
+
+// CountPages counts the page files Import would take from dir: a walk of
+// names only.
+func CountPages(ctx context.Context, dir string, o Options) (int, error) {
+	total := 0
+	err := Walk(dir, o, func(e Entry) error {
+		if e.Kind == Page {
+			total++
+		}
+		return ctx.Err()
+	})
+	return total, err
 }
 
 // ImportReport is what an import did, for its summary.
@@ -72,14 +90,9 @@ func Import(ctx context.Context, s *pages.Service, dir string, o ImportOptions) 
 		return nil, atrium.Errorf(atrium.EInvalid, "%s is not a folder", dir)
 	}
 	ctx = pages.WithOrigin(ctx, "import")
-	total := 0
-	if o.Progress != nil {
-		if err := Walk(root, o.Options, func(e Entry) error {
-			if e.Kind == Page {
-				total++
-			}
-			return ctx.Err()
-		}); err != nil {
+	total := o.Total
+	if o.Progress != nil && total == 0 {
+		if total, err = CountPages(ctx, root, o.Options); err != nil {
 			return nil, err
 		}
 	}
@@ -119,7 +132,7 @@ func Import(ctx context.Context, s *pages.Service, dir string, o ImportOptions) 
 			walkErr = nil
 		}
 	}
-	opts := pages.ImportOptions{}
+	opts := pages.ImportOptions{BatchSize: o.Batches.BatchSize, BatchBytes: o.Batches.BatchBytes}
 	if o.Progress != nil {
 		opts.Progress = func(done int) { o.Progress.Pages(done, total) }
 	}

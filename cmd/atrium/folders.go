@@ -14,6 +14,7 @@ import (
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/internal/vaultgen"
+	"github.com/atrium-hq/atrium/pages"
 	"github.com/atrium-hq/atrium/records"
 	"github.com/atrium-hq/atrium/vault"
 )
@@ -88,15 +89,26 @@ func (g *globals) runImport(ctx context.Context, dir string, exts []string) erro
 	if err := records.Check(ctx, a.Services, set); err != nil {
 		return err
 	}
+	opts := vault.ImportOptions{Options: vault.Options{Extensions: exts}}
+	// The batches are sized by the workspace the import leaves: a large
+	// one's commits write less in bigger ones (pages.ImportOptionsFor).
+	if opts.Total, err = vault.CountPages(ctx, dir, opts.Options); err != nil {
+		return err
+	}
+	have, err := a.Pages.PageCount(ctx)
+	if err != nil {
+		return err
+	}
+	var heap int64
+	opts.Batches, heap = pages.ImportOptionsFor(have + opts.Total)
 	// An import's live heap is its batch, a bounded 100–150 MB, which the
 	// collector (GOGC 200, tuned for serving) would let grow to three times
 	// that before collecting: a soft limit holds the peak under 300 MB for
 	// 5–10% more CPU (vaultgen 100k: 432 → 268 MiB). GOMEMLIMIT overrides.
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(224 << 20)
+		debug.SetMemoryLimit(heap)
 	}
 	prog := vault.NewProgressLine(g.stderr)
-	opts := vault.ImportOptions{Options: vault.Options{Extensions: exts}}
 	if prog != nil {
 		opts.Progress = prog
 	}
