@@ -100,7 +100,16 @@ func (a *app) supply(cfg *mcpserver.Config, gw *gateway.Gateway, actor *atrium.A
 	cfg.Actor, cfg.Services = actor, a.Services
 	if gw != nil {
 		gw.SetAudit(func(ctx context.Context, c gateway.CallRecord) error {
-			return a.Calls.Record(ctx, activity.UpstreamCall{Tool: c.Tool, Server: c.Server, Upstream: c.Upstream, Outcome: c.Outcome, Code: c.Code, DurationMS: c.Duration.Milliseconds()})
+			u := activity.UpstreamCall{Tool: c.Tool, Server: c.Server, Upstream: c.Upstream, Outcome: c.Outcome, Code: c.Code, DurationMS: c.Duration.Milliseconds()}
+			if c.Outcome == "refused" {
+				// A refusal is written before the caller hears of it: it is
+				// what an admin looks for in the log, it is rare, and it is
+				// answered at once, so that a client that ends atrium mcp
+				// right after (mcporter kills it within 1.4 s) could end it
+				// before the background writer's commit.
+				return a.Activity.RecordUpstreamCall(ctx, u)
+			}
+			return a.Calls.Record(ctx, u)
 		})
 	}
 }
