@@ -408,15 +408,8 @@ type Tx struct {
 }
 
 // stmtCtx is the context tx's statements run under.
-//
-// On SQLite a write's statements do not watch their caller's context once
-// they have started: the driver starts a goroutine per statement to
-// interrupt it, and a write_page runs some twenty short ones (a twentieth
-// of its CPU; an import's batch, thousands). A caller that has given up
-// still stops the write at its next statement, whose context is then done,
-// and database/sql rolls the transaction back.
 func (tx *Tx) stmtCtx(ctx context.Context) context.Context {
-	if tx.shared || (tx.write && tx.db.engine == SQLite && ctx.Err() == nil) {
+	if tx.shared {
 		return context.WithoutCancel(ctx)
 	}
 	return ctx
