@@ -29,6 +29,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/atrium-hq/atrium"
 	"github.com/atrium-hq/atrium/identity"
@@ -57,7 +58,16 @@ type Service struct {
 	disp     *dispatcher     // wakes agents, from Enable to Shutdown
 	stopDisp context.CancelFunc
 	dispDone chan struct{}
+	// stopping: Atrium has begun to stop (Stopping). A session that ends
+	// from then on ended with Atrium, even before Shutdown stops it: its
+	// agent's calls fail while the server drains, and it may exit on that.
+	stopping atomic.Bool
 }
+
+// Stopping tells the service that Atrium has begun to stop: sessions that
+// end from now on are cut short by Atrium (their unread deliveries given
+// back, the read ones resumed), as those Shutdown stops are.
+func (s *Service) Stopping() { s.stopping.Store(true) }
 
 // New returns the service over db; it runs no session until Enable.
 func New(db *store.DB, log *slog.Logger, ids *identity.Service, t *tasks.Service) *Service {

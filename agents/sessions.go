@@ -332,7 +332,7 @@ func (s *Service) supervise(row store.AgentSessionRow, ag Agent, wt worktree, ru
 	s.mu.Unlock()
 	s.revoke(row.TokenID)
 	ru.mu.Lock()
-	code, stopped, withAtrium := ru.exitCode, ru.stopping, ru.withAtrium
+	code, stopped, withAtrium := ru.exitCode, ru.stopping, ru.withAtrium || s.stopping.Load()
 	ru.mu.Unlock()
 	state, reason := StateExited, ""
 	if stopped {
@@ -524,6 +524,7 @@ func (s *Service) Transcript(ctx context.Context, uid string) (string, error) {
 // Shutdown stops every session this server runs, as the server stops; the
 // dispatcher first, so that no session starts as the others end.
 func (s *Service) Shutdown() {
+	s.Stopping()
 	s.mu.Lock()
 	stop, done := s.stopDisp, s.dispDone
 	s.disp, s.stopDisp = nil, nil

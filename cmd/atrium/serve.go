@@ -256,6 +256,10 @@ person approves each client in the browser. Behind a TLS proxy or a tunnel, set
 				return err
 			}
 			defer a.Agents.Shutdown() // before the store closes: sessions record their end
+			// From the signal on, not only once the server has drained: an
+			// agent whose calls fail meanwhile and exits was cut short too.
+			stopAgents := context.AfterFunc(ctx, a.Agents.Stopping)
+			defer stopAgents()
 			if a.Tasks.BaseURL == "" {
 				a.Tasks.BaseURL = base
 			}
